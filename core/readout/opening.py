@@ -219,16 +219,14 @@ def _open_document(
             counter.seed(*memo)
     else:
         if shown is not None and sample is None:
-            part = first_part(path)
-            if part is not None:
-                shown(part)
+            _show_part(path, shown)
         # A large Branch's trace is built after its record is on screen (a fifth of its read; the status says the
         # requests are being measured meanwhile), then the first step is shown again with the
         # requests' reported input. A smaller file's is built in the read: a second showing would cost more.
         later = shown is not None and size_of(path) > FIRST_PART_FROM
         hint(path)  # about to be read and measured: a counting child the measure will want starts during the read
         session = load_session(path, sample=sample, trace_later=later)
-    first = _show_first(session, path, shown)
+    chars = _show_first(session, path, shown)
     snapshot = None
     if reopened is None and problem is None:
         # Counted first, then imported with its counts in one transaction: a count stopped or failed (a kill, a
@@ -241,9 +239,6 @@ def _open_document(
     tokenised_before = counter.tokenised_chars
     # One long message reports its own progress meanwhile.
     with reporting(lambda done, total: report(done // 1000, max(1, total // 1000), "Counting one long message")):
-        # The first document's characters, not each message's text made again (a Branch's outputs would be JSON
-        # encoded once more); a copy, as that document is the window's until this one lands.
-        chars = list(first.chars) if first is not None else None
         document = build_document(session, path, report, policy, tokens=stored, on_count=on_count, counter=counter, chars=chars)
     release_freed()  # the read's and the count's temporaries
     document.library_problem = problem
@@ -295,8 +290,19 @@ def _malloc_trim() -> Callable[[int], int] | None:
         return None
 
 
-def _show_first(session: Session, path: str, shown: Callable[[Document], None] | None) -> Document | None:
-    """Show the session as read (first_document), and again once a trace built after the read is finished."""
+def _show_part(path: str, shown: Callable[[Document], None]) -> None:
+    """Show a large file's first part (first_part) while the rest is read. Only the window holds it, until the whole
+    record replaces it: kept through the load, its session (a 16 MB part: 11 MB) was still alive at the load's peak."""
+    part = first_part(path)
+    if part is not None:
+        shown(part)
+
+
+def _show_first(session: Session, path: str, shown: Callable[[Document], None] | None) -> list[int] | None:
+    """Show the session as read (first_document), and again once a trace built after the read is finished; return its
+    messages' characters, for the counted document (the first document's, not each message's text made again: a
+    Branch's outputs would be JSON encoded once more). A copy, as that document is the window's until the counted one
+    lands; the document itself is not kept here, so the window lets it go then, not after the library's import."""
     from foldscope.core.formats import finish_trace
 
     if shown is None:
@@ -306,7 +312,7 @@ def _show_first(session: Session, path: str, shown: Callable[[Document], None] |
     if finish_trace(session):
         first = first_document(session, path, chars=first.chars)
         shown(first)
-    return first
+    return list(first.chars)
 
 
 def _keep_in_library(

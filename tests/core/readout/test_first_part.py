@@ -68,6 +68,27 @@ def test_a_load_shows_the_first_part_then_the_whole_record_and_counts_what_a_loa
     assert (counted.now_size, counted.now_predicted) == (plain.now_size, plain.now_predicted)
 
 
+def test_the_documents_shown_first_are_let_go_by_the_load_once_shown(corpus_dev, monkeypatch, tmp_path):
+    """The first part and the whole record's first step are the window's to hold: the load keeps neither (the first
+    part's session was alive through the count and the library's import, at the load's peak)."""
+    import weakref
+
+    path = corpus_dev / FILES[0]
+    monkeypatch.setattr(opening_module, "FIRST_PART_BYTES", path.stat().st_size // 4)
+    monkeypatch.setattr(opening_module, "FIRST_PART_FROM", 0)
+    shown: list = []
+    alive: list[list[bool]] = []
+    counted = open_document(
+        path,
+        str(tmp_path / "a.db"),
+        shown=lambda document: shown.append(weakref.ref(document)),
+        on_counted=lambda document: alive.append([ref() is not None for ref in shown]),
+    )
+    # Freed by their counts, the collector off as in every load: nothing but the window held them.
+    assert alive == [[False, False]]
+    assert counted.chars == [len(m.text) for m in counted.session.record]
+
+
 def one_line_messages(path, lines: int) -> None:
     """A Claude Code file of one-line prompts and answers, each line one message (bench/bench_scale.py's short shape)."""
     import json
