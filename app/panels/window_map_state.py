@@ -194,7 +194,7 @@ class MapLayout(QWidget):
             sizes = doc.sizes
             self._record_bar = (
                 key,
-                Bar.laid(list(range(doc.record_size)), [size * scale for size in sizes[: doc.record_size]], float(LEFT), record_y, False),
+                Bar.laid(range(doc.record_size), [size * scale for size in sizes[: doc.record_size]], float(LEFT), record_y, False),
             )
         return view, self._record_bar[1]
 

@@ -57,3 +57,23 @@ widths = st.lists(
 def test_a_paint_draws_the_columns_a_walk_over_every_block_drew(block_widths, start, in_view_bar):
     bar = Bar.laid(list(range(100, 100 + len(block_widths))), block_widths, start, 7.0, in_view_bar)
     assert as_tuples(column_spans(bar)) == walked_columns(bar)
+
+
+def test_a_bar_holds_its_blocks_in_eight_bytes_each_and_lays_them_out_as_a_list_would():
+    """The full record's bar lives as long as the session is shown: its numbers are typed arrays (8 bytes a block
+    each) and its indexes a range, not lists of Python ints and floats (32-36), and each left is the running sum a
+    list's would be."""
+    import tracemalloc
+    from itertools import accumulate
+
+    blocks = 20_000
+    widths = [0.1 + (n % 97) / 7 for n in range(blocks)]
+    tracemalloc.start()
+    try:
+        bar = Bar.laid(range(1000, 1000 + blocks), widths, 100.0, 8.0, False)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert held < 20 * blocks, held  # two arrays of floats and a range (16 a block); a list of floats alone is 32
+    assert list(bar.lefts) == list(accumulate(widths, initial=100.0)) and list(bar.widths) == widths
+    assert list(bar.indexes) == list(range(1000, 1000 + blocks)) and bar.position_of(1005) == 5
