@@ -417,11 +417,13 @@ def gui_launch(path: str, folder: str) -> dict:
 
 def tiny_window_mb() -> float:
     """The window's peak on a tiny session (twenty one-line messages), launched as gui_launch launches it: what the
-    window costs before a session adds to it (nan where it fails)."""
+    window costs before a session adds to it (nan where it fails). The lesser of two launches: the first on a machine
+    whose cache folder lacks the vocabulary's tables builds them (70 MB more)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "tiny.jsonl"
         short_messages(path, 20)
-        return run_child("gui launch", path, Path(tmp)).get("peak_mb", math.nan)
+        peaks = [run_child("gui launch", path, Path(tmp)).get("peak_mb", math.nan) for _ in range(2)]
+    return min((peak for peak in peaks if not math.isnan(peak)), default=math.nan)
 
 
 def peak_mb() -> float:
