@@ -23,7 +23,9 @@ beside it. Mapping, in the vocabulary of DESIGN.md:
   cache fields apart. A provider that folds its input into the cache fields (DeepSeek's handler: cacheWrites is
   the cache miss, cacheReads the hit, tokensIn 0) is read as fresh input = cacheWrites, cache read = cacheReads,
   no cache write: so a task whose requests all report tokensIn 0 with cache writes is read that way. A call with
-  a cancelReason and every figure 0 failed before it streamed: its usage is unknown, not zero.
+  a cancelReason and every figure 0 failed before it streamed: its usage is unknown, not zero. Cline's own
+  provider passes Anthropic's cache writes on as tokensIn with cacheWrites 0: where the recorded cost is what
+  tokensIn costs as cache writes and not as fresh input, it is read as writes (as_billed).
 - Without ui_messages.json, usage is the assistant message's `metrics.tokens` {prompt, completion, cached}: on
   Anthropic's path prompt is the fresh input and cached the cache's part (writes and reads, not split: read as
   reads); elsewhere prompt is the whole input and cached its part read from the cache (metrics.ts).
@@ -51,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.formats import fast_json
+from foldscope.core.formats.cline_usage import as_billed
 from foldscope.core.formats.spec import FormatSpec, Sessions, no_compaction, no_window
 from foldscope.core.formats.stream import SessionBuilder, parse_time
 from foldscope.core.model.session import ReadError, Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
@@ -219,10 +222,11 @@ class _Task:
         infos = [info for _n, info, _at in self.requests if isinstance(info.get("cacheWrites"), int)]
         return bool(infos) and all(info.get("tokensIn") == 0 for info in infos) and any(info["cacheWrites"] > 0 for info in infos)
 
-    def usage(self, k: int) -> Usage | None:
+    def usage(self, k: int, model: str | None = None) -> Usage | None:
+        """The k-th request's usage as Cline recorded it (`model`: the model it named, which prices as_billed)."""
         if k >= len(self.requests):
             return None
-        n, info, _at = self.requests[k]
+        n, info, at = self.requests[k]
         if not info:
             return None
         got, bad = usage_figures(info, ("tokensIn", "tokensOut", "cacheWrites", "cacheReads"))
@@ -233,7 +237,8 @@ class _Task:
             return None  # a call that failed before it streamed: the zeros are Cline's defaults, not a report
         if self.folded:
             return Usage(input=got["tokensIn"] + got["cacheWrites"], cache_read=got["cacheReads"], output=got["tokensOut"])
-        return Usage(input=got["tokensIn"], cache_read=got["cacheReads"], cache_write=got["cacheWrites"], output=got["tokensOut"])
+        usage = Usage(input=got["tokensIn"], cache_read=got["cacheReads"], cache_write=got["cacheWrites"], output=got["tokensOut"])
+        return as_billed(usage, info.get("cost"), model, at)
 
     def _cwd(self, text: str) -> None:
         if "cwd" not in self.b.extras:
@@ -415,7 +420,7 @@ class _Task:
         before = set(b.view)
         self.calls = []
         b.start_response(rid, n, at, model, {"model": model} if model else None)
-        b.report_usage(self.usage(k) if has_ui else self._metrics(n, m.get("metrics")))
+        b.report_usage(self.usage(k, model) if has_ui else self._metrics(n, m.get("metrics")))
         for j, block in enumerate(blocks):
             kind = block.get("type")
             if kind == "text" and isinstance(block.get("text"), str):
@@ -468,7 +473,7 @@ class _Task:
                 info = m.get("modelInfo")
                 model = info.get("modelId") if isinstance(info, dict) and isinstance(info.get("modelId"), str) else None
                 b.start_response(f"ui{n}", n, at, model, {"model": model} if model else None)
-                b.report_usage(self.usage(k))
+                b.report_usage(self.usage(k, model))
                 k += 1
             elif say == "user_feedback" or say == "text" and k == 0:
                 # Shown in the panel; what was sent is the next request's `request` text, which repeats it.

@@ -44,17 +44,22 @@ def independent_usage(task: Path) -> list[tuple[int, int, int, int] | None]:
     path prompt is the fresh part)."""
     if (task / UI).is_file():
         ui = json.loads((task / UI).read_text())
-        infos = [json.loads(m["text"]) for m in ui if m.get("type") == "say" and m.get("say") == "api_req_started"]
+        said = [m for m in ui if m.get("type") == "say" and m.get("say") == "api_req_started"]
+        infos = [json.loads(m["text"]) for m in said]
+        models = [(m.get("modelInfo") or {}).get("modelId") for m in said]
         providers = {m["modelInfo"]["providerId"] for m in ui if "modelInfo" in m}
         folded = providers == {"deepseek"} or (
             not providers and all(i.get("tokensIn", 0) == 0 for i in infos) and any(i.get("cacheWrites", 0) for i in infos)
         )
         out: list[tuple[int, int, int, int] | None] = []
-        for i in infos:
+        for i, model in zip(infos, models):
             if i.get("cancelReason") and not any(i.get(k) for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads")):
                 out.append(None)  # a call that failed before it streamed reports nothing: Cline's zeros
                 continue
             fresh, writes, reads, tokens_out = (i.get(k, 0) for k in ("tokensIn", "cacheWrites", "cacheReads", "tokensOut"))
+            if not folded and not writes and fresh and _billed_as_writes(model, i.get("cost"), fresh, reads, tokens_out):
+                out.append((0, reads, fresh, tokens_out))  # Cline's own provider: Anthropic's cache writes as tokensIn
+                continue
             out.append((fresh + writes, reads, 0, tokens_out) if folded else (fresh, reads, writes, tokens_out))
         return out
     api = json.loads((task / API).read_text())
@@ -68,6 +73,57 @@ def independent_usage(task: Path) -> list[tuple[int, int, int, int] | None]:
         else:
             out2.append((t["prompt"] - t["cached"], t["cached"], 0, t["completion"]))
     return out2
+
+
+# Anthropic's list prices, USD per million tokens (input, cache write 5 min, cache read, output), written here apart
+# from foldscope's price sources so the check is independent of them.
+LIST_PRICES = {"anthropic/claude-sonnet-4.5": (3.0, 3.75, 0.30, 15.0)}
+
+
+def _billed_as_writes(model: str | None, cost: object, fresh: int, reads: int, tokens_out: int) -> bool:
+    """Whether the cost Cline recorded is what the request's tokensIn cost as cache writes (within 1%), nearer than as
+    fresh input."""
+    if model not in LIST_PRICES or not isinstance(cost, (int, float)) or cost <= 0:
+        return False
+    fresh_price, write, read, out = LIST_PRICES[model]
+    rest = reads * read + tokens_out * out
+    as_write, as_input = (fresh * write + rest) / 1e6, (fresh * fresh_price + rest) / 1e6
+    return abs(as_write - cost) <= 0.01 * cost and abs(as_write - cost) < abs(as_input - cost)
+
+
+def test_a_request_cline_billed_at_the_cache_write_price_reads_its_tokens_in_as_cache_writes(tmp_path):
+    # Cline's own provider passes Anthropic's cache writes on as tokensIn (cacheWrites 0); the recorded cost says so. A
+    # cost that fresh input explains, no cost, or a model without a price leave tokensIn as fresh input.
+    sonnet = {"modelId": "anthropic/claude-sonnet-4.5", "providerId": "cline", "mode": "act"}
+    cases = [
+        (0.1999575, sonnet, (0, 0, 50868)),  # 50,868 x $3.75/M + 614 x $15/M: the real fineye task's request
+        (0.16181, sonnet, (50868, 0, 0)),  # the same at $3/M: fresh input
+        (0, sonnet, (50868, 0, 0)),
+        (0.1999575, {**sonnet, "modelId": "no-such-model"}, (50868, 0, 0)),
+    ]
+    for n, (cost, info, expected) in enumerate(cases):
+        api = [_user("Task."), dict(_assistant("One."), modelInfo=info)]
+        ui = [_req(1001, 50868, 614, 0, 0, modelInfo=info)]
+        ui[-1]["text"] = json.dumps({**json.loads(ui[-1]["text"]), "cost": cost})
+        (usage,) = [r.usage for r in load_session(_task(tmp_path / f"t{n}", api, ui)).trace]
+        assert (usage.input, usage.cache_read, usage.cache_write, usage.output) == (*expected, 614), (cost, info)
+
+
+def test_each_anthropic_request_of_the_real_cline_provider_task_prices_to_the_cost_cline_recorded():
+    task = CORPUS / "staged/cline/fineye"
+    if not (task / UI).is_file():
+        pytest.skip(f"{task} not in the corpus")
+    from foldscope.core.model.session_totals import request_cost
+
+    ui = json.loads((task / UI).read_text())
+    recorded = [json.loads(m["text"]).get("cost") for m in ui if m.get("type") == "say" and m.get("say") == "api_req_started"]
+    session = load_session(task / UI)
+    anthropic = [(r, cost) for r, cost in zip(session.trace, recorded) if (r.model or "").startswith("anthropic/")]
+    assert len(anthropic) == 5
+    for r, cost in anthropic:
+        assert request_cost(r, session.model) == pytest.approx(cost, rel=1e-3), r.model
+    total = sum(cost for _, cost in anthropic)
+    assert sum(request_cost(r, session.model) or 0 for r, _ in anthropic) == pytest.approx(total, rel=1e-3)  # $0.4777
 
 
 def _usages(session) -> list[tuple[int, int, int, int] | None]:
