@@ -412,6 +412,7 @@ def gui_launch(path: str, folder: str) -> dict:
         "usable_cpu": moments.get("usable_cpu", math.nan),
         "complete_cpu": moments.get("complete_cpu", math.nan),
         "peak_mb": peak_mb(),
+        "children_rss_mb": children_rss_mb(),  # the counting child's, ended with the measure
     }
 
 
