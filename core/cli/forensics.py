@@ -140,19 +140,23 @@ def _run(
     if not files:
         raise UsageError(f"{path}: the folder holds no files")
     from foldscope.core.cli.progress import Progress
+    from foldscope.core.formats.discover import file_sessions
 
+    # A file of several sessions (an Aider history's runs, an Inspect AI log's samples) is each of them, as `usage`
+    # and `sessions` count them, its rows named FILE --session N / --sample ID: asked for one, it was skipped whole.
+    each = [(str(f), sample, name) for f in files for sample, name in file_sessions(f)]
     workers = args.workers or os.cpu_count() or 1
     results, skipped = [], []
-    progress = Progress(len(files), sys.stderr.isatty())  # a folder of many sessions takes seconds: say how far
-    with ProcessPoolExecutor(max_workers=max(1, min(workers, len(files)))) as pool:
-        futures = [(f, pool.submit(_or_error, one, str(f))) for f in files]
-        for f, future in futures:
+    progress = Progress(len(each), sys.stderr.isatty())  # a folder of many sessions takes seconds: say how far
+    with ProcessPoolExecutor(max_workers=max(1, min(workers, len(each)))) as pool:
+        futures = [(name, pool.submit(_or_error, one, f, sample)) for f, sample, name in each]
+        for name, future in futures:
             result = future.result()
             progress.step(result)
             if "error" in result:
-                skipped.append({"file": str(f), "error": result["error"]})
+                skipped.append({"file": name, "error": result["error"]})
             else:
-                results.append(result)
+                results.append({**result, "file": name})
     progress.close()
     from foldscope.core.forensics.many_sessions import own_sessions, top_wasted
 
@@ -171,9 +175,9 @@ def _run(
     return out
 
 
-def _or_error(one: Callable[[str], dict[str, Any]], path: str) -> dict[str, Any]:
+def _or_error(one: Callable[[str, str | None], dict[str, Any]], path: str, sample: str | None) -> dict[str, Any]:
     try:
-        return one(path)
+        return one(path, sample)
     except ReadError as exc:
         return {"error": str(exc)}
     except Exception as exc:  # one bad file is a recorded skip, never the end of a folder run

@@ -254,24 +254,30 @@ def run_replay(args) -> Any:
         return replay_file(str(path), {**args_dict, "db": args.db, "sample": args.sample, "workers": args.workers or os.cpu_count() or 1})
     if args.db:
         raise UsageError("--db: for one file (a folder's files are replayed at once, by several processes)")
+    if args.sample is not None:  # as cache and compactions refuse it: a folder's rows are each of its sessions
+        raise UsageError(f"--sample: for one file; {path} is a folder")
     args_dict["in_folder"] = True
     files = folder_files(path)  # its own files and the sessions in the folders under it, as usage finds them
     if not files:
         raise UsageError(f"{path}: the folder holds no files")
     from foldscope.core.cli.progress import Progress
+    from foldscope.core.formats.discover import file_sessions
 
-    progress = Progress(len(files), sys.stderr.isatty())  # a folder of many sessions takes seconds: say how far
+    # A file of several sessions (an Aider history's runs, an Inspect AI log's samples) is each of them, as `usage`
+    # and `sessions` count them, its rows named FILE --session N / --sample ID: asked for one, it was skipped whole.
+    each = [(name, str(f), {**args_dict, "sample": sample}) for f in files for sample, name in file_sessions(f)]
+    progress = Progress(len(each), sys.stderr.isatty())  # a folder of many sessions takes seconds: say how far
     results = []
     if untokenised(args):  # reading and pricing usage is quicker than starting processes: one, in order
-        for f in files:
-            results.append((f, _replay_or_error(str(f), args_dict, billed_file)))
+        for name, f, one_args in each:
+            results.append((name, _replay_or_error(f, one_args, billed_file)))
             progress.step(results[-1][1])
     else:
         workers = args.workers or os.cpu_count() or 1
-        with ProcessPoolExecutor(max_workers=max(1, min(workers, len(files)))) as pool:
-            futures = [(f, pool.submit(_replay_or_error, str(f), args_dict)) for f in files]
-            for f, future in futures:
-                results.append((f, future.result()))
+        with ProcessPoolExecutor(max_workers=max(1, min(workers, len(each)))) as pool:
+            futures = [(name, pool.submit(_replay_or_error, f, one_args)) for name, f, one_args in each]
+            for name, future in futures:
+                results.append((name, future.result()))
                 progress.step(results[-1][1])
     progress.close()
     table, skipped = [], []
@@ -296,7 +302,7 @@ def run_replay(args) -> Any:
     # as `cache` and `usage` count it: in its session, not as another session.
     owned = {str(Path(c).resolve()) for _, r in results if "error" not in r for c in r.get("children", [])}
     apart = sum(1 for f, r in results if "error" not in r and str(Path(f).resolve()) in owned)
-    out = {"folder": str(path), "sessions": len(files) - len(skipped) - apart, "subagent_files": apart, "skipped": skipped, "table": table}
+    out = {"folder": str(path), "sessions": len(each) - len(skipped) - apart, "subagent_files": apart, "skipped": skipped, "table": table}
     if args.output:
         write_table(args.output, out, read=files)
         out["written"] = [f"{args.output}.csv", f"{args.output}.json"]

@@ -187,7 +187,7 @@ def session_lines(path: str, forensics: bool) -> dict[str, Any]:
     """One file's request lines as plain data (a process pool carries it), or its error."""
     from foldscope.core.formats import detect_format, load_session
     from foldscope.core.formats.discover import sessions_in
-    from foldscope.core.formats.registry import sample_flag
+    from foldscope.core.formats.registry import session_name
     from foldscope.core.model.session import ReadError
 
     lines: list[Line] = []
@@ -200,7 +200,7 @@ def session_lines(path: str, forensics: bool) -> dict[str, Any]:
             session = load_session(path, sample=sample)
             facts = session_facts(session)
             if sample is not None:
-                facts = replace(facts, file=f"{path} {sample_flag(facts.agent)} {sample}")
+                facts = replace(facts, file=session_name(path, facts.agent, sample))
             lines += request_lines(session, facts, forensic_cells(session) if forensics else None)
             children += [str(Path(c.source).resolve()) for c in session.children if c.source]
     except ReadError as exc:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.formats.registry import agents, format_named
+from foldscope.core.formats.registry import agents, format_named, session_name
 from foldscope.core.model.one_line import one_line
 from foldscope.core.model.session import ReadError, Session
 
@@ -164,6 +164,19 @@ def sessions_in(agent: str, path: Path) -> list[str | None]:
         return [None]  # described alone, the file says its problem
     # A session a subagent ran (its `parent` named) is its parent's, not a row of its own.
     return [str(s["name"]) for s in listed if not s.get("parent")] if len(listed) > 1 else [None]
+
+
+def file_sessions(path: Path) -> list[tuple[str | None, str]]:
+    """Each session a file holds as a folder command reads it, with the name its row gives it (registry.session_name):
+    a file of several (an Aider history's runs, an Inspect AI log's samples, an OpenCode database) one per session, as
+    `sessions` lists them; any other file once, by its path, a file no reader claims too (read, it says why)."""
+    from foldscope.core.formats import detect_format
+
+    try:
+        agent = detect_format(path)
+    except (ReadError, OSError):
+        return [(None, str(path))]
+    return [(sample, session_name(str(path), agent, sample)) for sample in sessions_in(agent, path)]
 
 
 # What an agent writes as the user's turn before the user's own words: harness tags (<command-name>, <environment_context>,

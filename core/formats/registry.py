@@ -53,6 +53,12 @@ def sample_flag(name: str) -> str:
     return "--session" if name == "aider" else "--sample"
 
 
+def session_name(path: str, name: str, sample: str | None) -> str:
+    """How a row names one session of a file: the file, and for a file of several the flag that opens this one
+    (`FILE --session 2`, `FILE --sample 1:1`), so the row can be pasted back into any command."""
+    return path if sample is None else f"{path} {sample_flag(name)} {sample}"
+
+
 def sessions_word(name: str) -> str:
     """What the format calls the sessions one file holds, with sample_flag: an Aider history's "runs", else "sessions"."""
     return "runs" if name == "aider" else "sessions"

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from foldscope.core.cli.main import main
+from tests.paths import CORPUS
 
 TOP = "claude_code/session-9eda1058.jsonl"
 NESTED = "claude_code/session-196820da.jsonl"
@@ -125,3 +126,53 @@ def test_a_folder_s_sessions_are_counted_off_on_a_terminal_as_tune_counts_them(c
     monkeypatch.setattr(sys, "stderr", terminal)
     assert main([command, str(folder), "--workers", "1", *extra]) == 0
     assert "] 1/2 files, 0 failed" in terminal.getvalue() and terminal.getvalue().endswith("] 2/2 files, 0 failed, about 0 s left \n")
+
+
+FOLDER_COMMANDS = (("cache", "--workers", "1"), ("compactions", "--workers", "1"), ("replay", "--strategy", "recorded"))
+
+
+def test_a_log_of_several_samples_in_a_folder_is_each_sample_on_every_folder_command_as_usage_counts_it(capsys, tmp_path):
+    """review10: `usage DIR` counted each sample of an Inspect AI log of several (7afc2e6), where `cache`, `compactions`
+    and `replay` on the same folder skipped the log whole, asking for --sample: 18 sessions on one, 5 and 2 skipped on
+    the others. Each sample is now a row of its own on every folder command, named as `usage` names it."""
+    staged = CORPUS / "staged" / "inspect"
+    several, one = staged / "2025-05-12T20-28-13-04-00_popularity.json", staged / "log_images.json"
+    if not several.exists() or not one.exists():
+        pytest.skip(f"{staged} is absent")
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for log in (several, one):
+        (folder / log.name).symlink_to(log)
+    named = {f"{folder / several.name} --sample {n}:1" for n in (1, 2, 3)} | {str(folder / one.name)}
+    usage = run_json(capsys, "usage", str(folder), "--by", "session", "--plain", "--workers", "1")
+    assert usage["skipped"] == [] and usage["total"]["sessions"] == 4 and {r["session"] for r in usage["rows"]} == named
+    for argv in FOLDER_COMMANDS:
+        result = run_json(capsys, argv[0], str(folder), *argv[1:])
+        assert result["skipped"] == [] and result["sessions"] == 4, argv[0]
+        assert {r["file"] for r in result["table"]} == named, argv[0]
+        if argv[0] == "cache":
+            assert result["totals"]["total_usd"] == pytest.approx(usage["total"]["cost_usd"], abs=1e-5)
+        if argv[0] == "replay":
+            assert sum(r["cost_usd"] for r in result["table"]) == pytest.approx(usage["total"]["cost_usd"], abs=1e-5)
+    # and the name a row gives opens that session alone
+    assert main(["cache", f"{folder / several.name}", "--sample", "2:1", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["requests"]) == 1
+
+
+def test_an_aider_history_of_two_runs_in_a_folder_is_each_run_named_by_session_on_every_folder_command(capsys, tmp_path):
+    """review10: each launch of aider adds a run to its history; `cache`, `compactions` and `replay` on a folder holding
+    one of two runs skipped it ("choose one with --session N"), where `usage` on it counts both runs."""
+    from tests.core.formats.test_aider import HISTORY
+
+    folder = tmp_path / "project"
+    folder.mkdir()
+    history = folder / "chat.aider.chat.history.md"
+    history.write_text(HISTORY.replace("¶", "  "))
+    usage = run_json(capsys, "usage", str(history), "--by", "session")
+    runs = {f"{history} --session 1", f"{history} --session 2"}
+    assert {r["session"] for r in usage["rows"]} == runs
+    for argv in FOLDER_COMMANDS:
+        result = run_json(capsys, argv[0], str(folder), *argv[1:])
+        assert result["skipped"] == [] and result["sessions"] == 2 and {r["file"] for r in result["table"]} == runs, argv[0]
+    assert main(["replay", str(folder), "--sample", "1"]) == 2  # a folder's rows are each session: --sample refused
+    assert "--sample: for one file" in capsys.readouterr().err
