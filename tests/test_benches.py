@@ -96,6 +96,17 @@ SMOKES = (
         (r"median before: usable [\d.]+, complete [\d.]+", r"median after: usable [\d.]+, complete [\d.]+"),
     ),
     Smoke(
+        "bench_gui_memory.py",
+        ("{file}",),
+        (
+            r"MiB  the window open, no session: anonymous [\d.]+, file-backed [\d.]+",
+            r"MiB  > measure_requests\n",
+            r"MiB  \*\* counted document painted: ",
+            r"MiB  \*\* stored document painted: ",
+            r"highest resident memory seen: [\d.]+ MiB at [\d.]+ s; VmHWM [\d.]+ MiB",
+        ),
+    ),
+    Smoke(
         "bench_gui_reopen.py",
         ("--mb", "0.05", "--kinds", "lowercase", "--before", "{before}"),
         (
