@@ -26,6 +26,9 @@ Mapping, in the vocabulary of DESIGN.md:
   message with `summary: true`. When that summary finishes, the view becomes the summary (a note), the messages
   kept from `tail_start_id` on, and the compaction's user message (filterCompacted). Size before: the summary
   call's reported input.
+- A session a subagent ran (the task tool's, its `parentID` set) is its parent's: in the older storage it is read as
+  one of the parent's children (Session.children, beside it in `session/<project>/`), counted in it as Claude Code's
+  subagents are; `sessions` and the folder commands give it no row of its own.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foldscope.core.formats import fast_json
+from foldscope.core.formats.child_files import readable_children
 from foldscope.core.formats.spec import Figure, FormatSpec, Sessions
 from foldscope.core.formats.stream import SessionBuilder
 from foldscope.core.model.session import ReadError, Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
@@ -252,13 +256,17 @@ def _created(message: dict[str, Any]) -> float:
     return float(created) if isinstance(created, (int, float)) and not isinstance(created, bool) else 0.0
 
 
-def read(path: Path, sample: str | None = None) -> Session:
+def read(path: Path, sample: str | None = None, *, children: bool = True) -> Session:
+    """The session; in the older storage, with `children`, its subagents' sessions (their `parentID` its id) as
+    Session.children, counted in it as Claude Code's subagents are (core.forensics.children)."""
     path = Path(path)
     builder = SessionBuilder(path, FORMAT)
+    found: list[Path] = []
     if _is_db(path):
         info, messages = _db_read(path, sample)
     else:
         info, messages, missing = _legacy_read(path)
+        found = _storage_children(path, info["id"]) if children else []
         if sample is not None and sample != info["id"]:
             raise ReadError(str(path), "", f"the file holds session {info['id']!r}, not {sample!r}")
         for problem in missing:
@@ -273,7 +281,26 @@ def read(path: Path, sample: str | None = None) -> Session:
         builder.extras["cwd"] = info["directory"]
     builder.extras["sample"] = info.get("id")
     _Reader(builder).run(messages)
-    return builder.build()
+    session = builder.build()
+    for _, child in readable_children(session, found, read):
+        child.extras.update({"agent_id": child.extras["header"]["id"], "child_kind": "subagent"})
+        session.children.append(child)
+    return session
+
+
+def _storage_children(path: Path, sid: str) -> list[Path]:
+    """The sessions a subagent ran for this one (the task tool's): beside it in `session/<project>/`, their `parentID`
+    its id. `sessions` leaves them out of its list as their parent's; read here, they are counted in it."""
+    return [p for p in _json_files(path.parent) if p != path and _parent_of(p) == sid]
+
+
+def _parent_of(path: Path) -> str | None:
+    try:
+        value = json.loads(path.read_bytes()) if path.stat().st_size < MAX_JSON_BYTES else None
+    except (OSError, ValueError):
+        return None
+    parent = value.get("parentID") if isinstance(value, dict) else None
+    return parent if isinstance(parent, str) else None
 
 
 def _ms(value: Any) -> float | None:
@@ -505,11 +532,9 @@ def _session_files(root: Path) -> Iterator[Path]:
 
 
 def _subagent(path: Path) -> bool:
-    """A session a subagent ran (the task tool's) names its parent: it is its parent's, not one of its own."""
-    try:
-        return path.stat().st_size < MAX_JSON_BYTES and bool(json.loads(path.read_bytes()).get("parentID"))
-    except (OSError, ValueError, AttributeError):
-        return False  # listed, and its row says what is wrong with it
+    """A session a subagent ran (the task tool's) names its parent: it is its parent's (read as one of its children),
+    not one of its own; one that does not read is listed, its row saying what is wrong with it."""
+    return _parent_of(path) is not None
 
 
 def _project(path: Path) -> str:

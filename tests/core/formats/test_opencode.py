@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -450,3 +451,33 @@ def test_a_storage_folder_is_its_sessions_to_the_folder_commands_its_message_and
     assert main(["cache", str(storage), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["skipped"] == [] and sorted(row["file"] for row in out["table"]) == sessions
+
+
+def test_a_storage_subagent_session_is_counted_in_its_parent_on_usage_as_sessions_lists_it(tmp_path, capsys):
+    """review10: a session a subagent ran (its `parentID` set) was its own session to `usage` on a storage folder, where
+    `sessions` leaves it out of its list as its parent's: two numbers for one thing. It is now read as its parent's
+    child, so the folder is one session on both and its bill keeps the subagent's requests, counted once."""
+    from foldscope.core.formats.discover import describe
+
+    staged = _legacy_sessions()[0].parent.parent.parent
+    storage = tmp_path / "storage"
+    shutil.copytree(staged, storage, copy_function=shutil.copyfile)  # the corpus is read-only: copies writable
+    for folder in (storage, *storage.rglob("*")):
+        if folder.is_dir():
+            folder.chmod(0o755)
+    parent = storage / "session" / "proj_test" / "ses_s_stage0_large.json"
+    for path in (storage / "session" / "proj_test").glob("*.json"):
+        if path != parent:
+            info = json.loads(path.read_text())
+            path.write_text(json.dumps({**info, "parentID": "s_stage0_large"}))  # the small one, a subagent's
+    whole = [load_session(p) for p in sorted((storage / "session" / "proj_test").glob("*.json"))]
+    requests = sum(len(s.trace) for s in whole)
+    output = sum(r.usage.output for s in whole for r in s.trace if r.usage)
+    assert main(["usage", str(storage), "--json"]) == 0
+    usage = json.loads(capsys.readouterr().out)
+    assert usage["skipped"] == [] and usage["sessions"] == 1 and usage["children_in_parents"] == 1
+    assert usage["total"]["requests"] == requests == 3 and usage["total"]["output"] == output
+    listed = describe("opencode", parent)
+    assert listed.requests == requests  # `sessions` lists the parent alone, its subagent's requests in it
+    assert main(["cache", str(storage), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sessions"] == 1
