@@ -14,7 +14,7 @@ from pathlib import Path
 
 from foldscope.app.qt import QObject, QTimer, Signal
 from foldscope.core.formats.follow import Follower, Growth, followable
-from foldscope.core.formats.registry import followed
+from foldscope.core.formats.registry import followed, format_title
 from foldscope.core.model.session import ReadError
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.live import NextRequest, crossed, next_request
@@ -59,7 +59,7 @@ class LiveFollow(QObject):
         if document is None:
             return "no session is open"
         if not followable(document.session.format):
-            return f"following reads {', '.join(s.name for s in followed())} files, not {document.session.format}"
+            return f"following reads {', '.join(s.title for s in followed())} files, not {format_title(document.session.format)}'s"
         if not Path(document.path).is_file():
             return f"{document.path} is not a file"
         return ""

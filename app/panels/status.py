@@ -4,6 +4,7 @@ request's predicted input and free space, the unseen head, and the session's for
 from __future__ import annotations
 
 from foldscope.app.qt import QLabel, QSizePolicy, Qt, QWidget
+from foldscope.core.formats.registry import format_title
 from foldscope.core.model.caching import caching_of
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.free_window import free_window, free_words, over_window
@@ -27,7 +28,7 @@ def status_parts(doc: Document) -> list[str]:
         if session.trace:
             parts.append(plural(len(session.trace), "request"))
         return parts + [
-            f"Format: {session.format}",
+            f"Format: {format_title(session.format)}",  # the agent's name, not the reader's (copilot_cli)
             f"full record {plural(doc.record_size, 'message')}",
             f"active view {plural(len(session.view), 'message')}",
         ]
@@ -59,7 +60,7 @@ def status_parts(doc: Document) -> list[str]:
     if session.trace:
         parts.append(plural(len(session.trace), "request"))
     parts += [
-        f"Format: {session.format}",
+        f"Format: {format_title(session.format)}",
         f"full record {plural(doc.record_size, 'message')}",
         f"active view {plural(len(session.view), 'message')}",
     ]

@@ -46,6 +46,13 @@ def followed() -> list[FormatSpec]:
     return [spec for spec in FORMATS if spec.follow is not None]
 
 
+def format_title(name: str) -> str:
+    """The format as a person names it (its agent: "GitHub Copilot CLI", not copilot_cli), as `sessions` and the agent
+    sessions dialog name it; a name no reader declares as it is."""
+    spec = format_named(name)
+    return spec.title if spec is not None else name
+
+
 def sample_flag(name: str) -> str:
     """The flag that names one session of a file holding several, as the format's own words and errors give it: an
     Aider history's runs `--session N`, the rest (an Inspect AI log's samples, an OpenCode database) `--sample ID`;

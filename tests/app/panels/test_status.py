@@ -62,3 +62,19 @@ def test_a_narrow_line_drops_whole_parts_from_the_end_and_cuts_a_lone_part_betwe
     assert line.text()[:-2].split(" ")[-1] in line.parts[0].split(" ")  # cut between words, not inside one
     line.resize(2000, 20)
     assert line.text() == line.full_text()
+
+
+def test_the_line_names_the_agent_as_a_person_names_it_not_the_reader_s_name():
+    """review9: a Copilot CLI session's bar said "Format: copilot_cli", a machine name, where `sessions` and the agent
+    sessions dialog say "GitHub Copilot CLI"; before and after counting, the line names the agent from the registry."""
+    from tests.paths import CORPUS
+
+    path = CORPUS / "staged" / "copilot-cli" / "agent-sessions-small.jsonl"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent")
+    session = load_session(path)
+    assert session.format == "copilot_cli"
+    doc = build_document(session, str(path))
+    assert doc.is_counted and "Format: GitHub Copilot CLI" in status_parts(doc)
+    doc.is_counted = False  # the first step of a load: the line before any size is known
+    assert "Format: GitHub Copilot CLI" in status_parts(doc) and not any("copilot_cli" in p for p in status_parts(doc))
