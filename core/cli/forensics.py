@@ -15,6 +15,7 @@ from foldscope.core.cli.words import FILE_HELP, num, plural
 from foldscope.core.model import collector
 from foldscope.core.model.launch import session_policy
 from foldscope.core.model.session import ReadError
+from foldscope.core.readout.words import under_a_hundredth_of_a_cent
 
 # The cache table: a row per part of the bill (the reported input split by why each written token was written),
 # then bill and total; its columns, and the folder's and the compactions' lines, as --help and docs/cli.md say them.
@@ -231,7 +232,7 @@ def _sum_or_none(values: list[Any]) -> float | None:
 
 
 def _usd(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:,.4f}"
+    return "n/a" if value is None else under_a_hundredth_of_a_cent(value) or f"${value:,.4f}"
 
 
 def format_cache(result: dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from foldscope.core.cli import statusline_reader as reader
 from foldscope.core.cli.terminal_text import terminal_safe
+from foldscope.core.readout.words import under_a_hundredth_of_a_cent
 
 TYPE_CHECKING = False  # typing and argparse cost the client a few ms of its start-up: only the checker reads these
 if TYPE_CHECKING:
@@ -249,9 +250,7 @@ def _usd(value: float | None) -> str:
     core.readout.words.dollars give it), never $0.00, which reads as free."""
     if value is None:
         return "n/a"
-    if 0 < abs(value) < 0.0001:
-        return "<$0.0001"
-    return f"${value:,.4f}" if 0 < abs(value) < 0.01 else f"${value:,.2f}"
+    return under_a_hundredth_of_a_cent(value) or (f"${value:,.4f}" if 0 < abs(value) < 0.01 else f"${value:,.2f}")
 
 
 def cause_words(cache: dict[str, Any]) -> str:

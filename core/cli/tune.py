@@ -19,6 +19,7 @@ from foldscope.core.cli.words import num, plural
 from foldscope.core.model.outputs import output_target
 from foldscope.core.model.policy import PolicyError
 from foldscope.core.model.session import ReadError
+from foldscope.core.readout.words import under_a_hundredth_of_a_cent
 from foldscope.core.replay.fleet import ENGINES, Cancelled, EngineError, run_engine
 from foldscope.core.replay.strategies import STRATEGIES
 from foldscope.core.replay.tune import (
@@ -403,4 +404,4 @@ def _files(paths: Sequence[str]) -> str:
 
 
 def _usd(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:,.4f}"
+    return "n/a" if value is None else under_a_hundredth_of_a_cent(value) or f"${value:,.4f}"

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from foldscope.core.forensics.usage import GROUPS, WASTE_CAUSES
+from foldscope.core.readout.words import dollars
 
 HELP_COLUMNS = """columns:
   sessions     sessions with a request in the row
@@ -109,10 +110,9 @@ def run_usage(args) -> Any:
 
 
 def _usd(value: float | None) -> str:
-    if value is None:
-        return "-"
-    sign = "-" if value < 0 else ""
-    return f"{sign}${abs(value):,.2f}" if abs(value) >= 1 else f"{sign}${abs(value):,.4f}"
+    """As `sessions` writes money (core.readout.words.dollars): a cost under a hundredth of a cent "<$0.0001", where
+    usage rounded it to $0.0000 or $0.0001."""
+    return dollars(value)
 
 
 def _when(at: float | None) -> str:

@@ -8,13 +8,24 @@ from datetime import UTC, datetime
 _IRREGULAR = {"body": "bodies", "copy": "copies", "summary": "summaries"}
 
 
+def under_a_hundredth_of_a_cent(usd: float) -> str | None:
+    """The one way every screen writes money under $0.0001 that is not nothing: "<$0.0001" ("-<$0.0001" owed back), never
+    $0.0000 or a rounded $0.0001; None for any other sum, which its screen writes with its own digits."""
+    if 0 < abs(usd) < 0.0001:
+        return ("-" if usd < 0 else "") + "<$0.0001"
+    return None
+
+
 def dollars(usd: float | None) -> str:
-    """Dollars with the digits a small bill needs: $0.0007, not $0.00 (`sessions` and the agent sessions dialog)."""
+    """Dollars with the digits a small bill needs: $0.0007, not $0.00 (`sessions`, `usage` and the agent sessions
+    dialog); under a hundredth of a cent "<$0.0001"; from a dollar, cents; a negative sum signed before the $."""
     if usd is None:
         return "-"
-    if 0 < usd < 0.0001:
-        return "<$0.0001"
-    return f"${usd:,.4f}" if usd < 1 else f"${usd:,.2f}"
+    tiny = under_a_hundredth_of_a_cent(usd)
+    if tiny is not None:
+        return tiny
+    sign = "-" if usd < 0 else ""
+    return f"{sign}${abs(usd):,.4f}" if abs(usd) < 1 else f"{sign}${abs(usd):,.2f}"
 
 
 def plural(n: int, noun: str, many: str | None = None) -> str:

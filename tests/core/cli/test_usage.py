@@ -238,3 +238,21 @@ def test_a_row_whose_requests_have_no_price_shows_no_cost_not_zero(corpus_dev, t
     assert next(line for line in out if "unpriced.jsonl" in line).split()[-1] == "-"
     assert next(line for line in out if line.startswith("total")).split()[-1].startswith("$")  # the priced ones' sum
     assert "1 request at a model with no price (cost left out)" in out[-1]
+
+
+def test_a_cost_under_a_hundredth_of_a_cent_is_written_as_sessions_writes_it_never_rounded(capsys):
+    """review9: usage wrote a sample's $0.000011 as $0.0000 (and one of $0.00006 as $0.0001), where `sessions` and the
+    status line write <$0.0001: one rule for money under a hundredth of a cent (core.readout.words)."""
+    from foldscope.core.formats.discover import describe
+    from foldscope.core.readout.words import dollars
+    from tests.paths import CORPUS
+
+    log = CORPUS / "staged" / "inspect" / "2025-05-12T20-28-13-04-00_popularity.json"
+    if not log.exists():
+        pytest.skip(f"{log} is absent")
+    listed = describe("inspect", log, "1:1")
+    assert 0 < listed.cost_usd < 0.0001 and dollars(listed.cost_usd) == "<$0.0001"  # what `sessions` prints for it
+    assert main(["usage", str(log), "--by", "session", "--plain"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if "--sample 1:1" in line)
+    assert row.split()[-1] == "<$0.0001"
+    assert [dollars(v) for v in (0.00006, -0.00006, 0.0, 0.0123, -2.5)] == ["<$0.0001", "-<$0.0001", "$0.0000", "$0.0123", "-$2.50"]
