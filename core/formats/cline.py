@@ -31,7 +31,7 @@ beside it. Mapping, in the vocabulary of DESIGN.md:
   reads); elsewhere prompt is the whole input and cached its part read from the cache (metrics.ts).
 - Without api_conversation_history.json, the requests are the ui's api_req_started, each sending its `request`
   text (the user side of that call: an instruction), answered by the `text`, `reasoning` and tool messages that
-  follow it.
+  follow it; the results of its calls that open the next request's text are read as theirs (core.formats.cline_ui).
 - Compactions: Cline's `say: "compaction"` (status completed, tokensBefore/After, messagesBefore/After); Roo's
   `say: "condense_context"` (contextCondense: prevContextTokens, newContextTokens, summary, condenseId) and
   `say: "sliding_window_truncation"` (contextTruncation: messagesRemoved, prevContextTokens, newContextTokens),
@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.formats import fast_json
+from foldscope.core.formats.cline_ui import split_results, ui_call
 from foldscope.core.formats.cline_usage import as_billed
 from foldscope.core.formats.spec import FormatSpec, Sessions, no_compaction, no_window
 from foldscope.core.formats.stream import SessionBuilder, parse_time
@@ -457,6 +458,7 @@ class _Task:
         b = self.b
         done = [0]
         k = 0
+        calls: list[str] = []  # the calls of the response before: the next request's text opens on their results
         for n, m in enumerate(self.ui, 1):
             if not isinstance(m, dict):
                 continue
@@ -469,7 +471,12 @@ class _Task:
                 request = self.requests[k][1].get("request") if k < len(self.requests) else None
                 if isinstance(request, str) and request:
                     self._cwd(request)
-                    b.add(f"ui{n}-request", "instruction", {"instruction": request}, n, at=at)
+                    results, rest = split_results(request, len(calls))  # the calls' results, then the instruction
+                    for j, (call, result) in enumerate(zip(calls, results)):
+                        b.result(call, result, n, at, id=f"ui{n}-result{j}")
+                    if rest or not results:
+                        b.add(f"ui{n}-request", "instruction", {"instruction": rest}, n, at=at)
+                calls = []
                 info = m.get("modelInfo")
                 model = info.get("modelId") if isinstance(info, dict) and isinstance(info.get("modelId"), str) else None
                 b.start_response(f"ui{n}", n, at, model, {"model": model} if model else None)
@@ -486,9 +493,8 @@ class _Task:
             elif say == "reasoning":
                 b.turn_thinking(text)
             elif say in ("tool", "command", "use_mcp_server") or ask in ("tool", "command", "use_mcp_server"):
-                args = _tool_arguments(text)  # a "tool" message names its tool (ClineSayTool.tool: readFile, editedExistingFile)
-                name = args.get("tool") if (say or ask) == "tool" and isinstance(args.get("tool"), str) else None
-                b.turn_call(f"ui{n}-call", name or str(say or ask), args, n, at)
+                b.turn_call(f"ui{n}-call", *ui_call(str(say or ask), text), n, at)
+                calls.append(f"ui{n}-call")
             else:
                 b.unsent(f"cline {m.get('type')}/{say or ask}", n, 0)
         b.end_turn()
@@ -506,14 +512,6 @@ def _text_result_call(text: str, calls: list[tuple[str, str]]) -> tuple[str, str
         return None
     name = found.group(1) or found.group(2)
     return next((call for call in calls if call[1] == name), None)
-
-
-def _tool_arguments(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return {"input": text}
-    return value if isinstance(value, dict) else {"input": value}
 
 
 def _result_text(content: Any) -> str:

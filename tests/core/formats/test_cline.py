@@ -584,3 +584,41 @@ def test_a_ui_only_task_names_each_call_by_the_tool_its_message_names(tmp_path):
     session = load_session(folder / UI)
     calls = [m for m in session.record if m.kind == "action_request"]
     assert [m.content["function"] for m in calls] == ["readFile", "command"]
+
+
+def test_a_ui_only_task_reads_each_call_s_result_out_of_the_next_request_s_text_keeping_every_character():
+    """review9: read from ui_messages.json alone, the results of the real fineye task's calls sat inside the next
+    request's text ("[read_file for 'x'] Result: ..."), so Composition gave the request 91.7% "instructions". Each is
+    now its call's result (the API history's markers, _TEXT_RESULT); what the request sent is all still there."""
+    task = CORPUS / "staged/cline/fineye"
+    if not (task / UI).exists():
+        pytest.skip(f"{task} is absent")
+    session = load_session(task / UI)
+    by_id = {m.id: m for m in session.record}
+    answered = {m.content["action_request_id"]: m.content["output"] for m in session.record if m.kind == "action_response"}
+    reads = [m for m in session.record if m.kind == "action_request" and m.content["function"] == "readFile"]
+    assert len(reads) == 13
+    for call in reads:
+        assert answered[call.id].startswith(f"[read_file for '{call.content['arguments']['path']}'] Result:\n"), call.id
+    assert "content" not in reads[0].content["arguments"]  # the panel's absolute path, not what the model wrote
+    ui = json.loads((task / UI).read_text())
+    for n, m in enumerate(ui, 1):
+        if m.get("say") == "api_req_started":
+            sent = json.loads(m["text"])["request"]
+            parts = [by_id[i].content["output"] for i in by_id if i.startswith(f"ui{n}-result")]
+            parts += [by_id[f"ui{n}-request"].content["instruction"]] if f"ui{n}-request" in by_id else []
+            assert "\n\n".join(parts) == sent, n
+
+
+def test_a_request_s_text_gives_a_result_to_each_call_before_it_and_no_more():
+    from foldscope.core.formats.cline_ui import split_results
+
+    env = "\n\n<environment_details>\n# Current Mode\nACT MODE\n</environment_details>"
+    read = "[read_file for 'a.md'] Result:\nline\n[x] Result: a line of the file, not a block\n\n\nlast line\n"
+    text = read + "\n\n[list_files for '.'] Result:\na.md" + env
+    assert split_results(text, 0) == ([], text)
+    assert split_results(text, 1) == ([read], "[list_files for '.'] Result:\na.md" + env)  # one call: one result
+    assert split_results(text, 2) == ([read, "[list_files for '.'] Result:\na.md"], env[2:])
+    assert split_results(text, 3) == split_results(text, 2)
+    results, rest = split_results("[attempt_completion] Result: Done\n\n<feedback>\nmore\n</feedback>" + env, 1)
+    assert results == ["[attempt_completion] Result: Done\n\n<feedback>\nmore\n</feedback>"] and rest == env[2:]
