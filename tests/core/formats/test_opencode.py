@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -481,3 +482,23 @@ def test_a_storage_subagent_session_is_counted_in_its_parent_on_usage_as_session
     assert listed.requests == requests  # `sessions` lists the parent alone, its subagent's requests in it
     assert main(["cache", str(storage), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["sessions"] == 1
+
+
+def test_a_project_s_sessions_look_through_their_siblings_once_and_see_a_subagent_added_later(tmp_path, monkeypatch):
+    """Reading each of a project's sessions looked through every sibling for its subagents again: N^2 small reads
+    for `sessions` on a storage project (7 s of CPU at 500 sessions). The folder is read once while it holds the
+    same files, and again when a session is added."""
+    from foldscope.core.formats import opencode
+
+    folder = tmp_path / "storage" / "session" / "p"
+    folder.mkdir(parents=True)
+    for i in range(20):
+        (folder / f"ses_{i:02d}.json").write_text(json.dumps({"id": f"s{i}", "projectID": "p", "time": {"created": i}}))
+    reads = []
+    monkeypatch.setattr(opencode, "_parent_of", lambda p, real=opencode._parent_of: reads.append(p) or real(p))
+    assert [opencode._storage_children(folder / f"ses_{i:02d}.json", f"s{i}") for i in range(20)] == [[]] * 20
+    assert len(reads) == 20
+    child = folder / "ses_zz.json"
+    child.write_text(json.dumps({"id": "k", "projectID": "p", "parentID": "s3", "time": {"created": 99}}))
+    os.utime(folder, ns=(folder.stat().st_atime_ns, folder.stat().st_mtime_ns + 10**9))  # a coarse clock: moved on
+    assert opencode._storage_children(folder / "ses_03.json", "s3") == [child]
