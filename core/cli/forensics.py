@@ -14,8 +14,8 @@ from foldscope.core.cli.options import folder_files, is_folder
 from foldscope.core.cli.words import FILE_HELP, num, plural
 from foldscope.core.model import collector
 from foldscope.core.model.launch import session_policy
+from foldscope.core.model.money_text import under_a_hundredth_of_a_cent
 from foldscope.core.model.session import ReadError
-from foldscope.core.readout.words import under_a_hundredth_of_a_cent
 
 # The cache table: a row per part of the bill (the reported input split by why each written token was written),
 # then bill and total; its columns, and the folder's and the compactions' lines, as --help and docs/cli.md say them.

@@ -27,9 +27,9 @@ from foldscope.core.cli.options import (
 )
 from foldscope.core.cli.words import DECIDES_ON, FILE_HELP, num, plural
 from foldscope.core.model import collector
+from foldscope.core.model.money_text import under_a_hundredth_of_a_cent
 from foldscope.core.model.session import ReadError
 from foldscope.core.readout.replay_facts import BILL_LABEL, MODELLED_LABEL, beside_bill, compare_line, no_ceiling_line
-from foldscope.core.readout.words import under_a_hundredth_of_a_cent
 from foldscope.core.replay.rows import cost_text, model_vs_reported
 from foldscope.core.replay.strategies import STRATEGIES
 from foldscope.core.request.estimators import ADR, ESTIMATORS

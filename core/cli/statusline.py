@@ -20,7 +20,7 @@ from pathlib import Path
 
 from foldscope.core.cli import statusline_reader as reader
 from foldscope.core.cli.terminal_text import terminal_safe
-from foldscope.core.readout.words import under_a_hundredth_of_a_cent
+from foldscope.core.model.money_text import under_a_hundredth_of_a_cent
 
 TYPE_CHECKING = False  # typing and argparse cost the client a few ms of its start-up: only the checker reads these
 if TYPE_CHECKING:

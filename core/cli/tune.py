@@ -16,10 +16,10 @@ from typing import Any
 from foldscope.core.cli.options import sessions_under
 from foldscope.core.cli.progress import Progress
 from foldscope.core.cli.words import num, plural
+from foldscope.core.model.money_text import under_a_hundredth_of_a_cent
 from foldscope.core.model.outputs import output_target
 from foldscope.core.model.policy import PolicyError
 from foldscope.core.model.session import ReadError
-from foldscope.core.readout.words import under_a_hundredth_of_a_cent
 from foldscope.core.replay.fleet import ENGINES, Cancelled, EngineError, run_engine
 from foldscope.core.replay.strategies import STRATEGIES
 from foldscope.core.replay.tune import (

@@ -4,16 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from foldscope.core.model.money_text import under_a_hundredth_of_a_cent  # re-exported: the screens ask it here
+
 # Nouns whose plural is not the singular plus "s".
 _IRREGULAR = {"body": "bodies", "copy": "copies", "summary": "summaries"}
-
-
-def under_a_hundredth_of_a_cent(usd: float) -> str | None:
-    """The one way every screen writes money under $0.0001 that is not nothing: "<$0.0001" ("-<$0.0001" owed back), never
-    $0.0000 or a rounded $0.0001; None for any other sum, which its screen writes with its own digits."""
-    if 0 < abs(usd) < 0.0001:
-        return ("-" if usd < 0 else "") + "<$0.0001"
-    return None
 
 
 def dollars(usd: float | None) -> str:

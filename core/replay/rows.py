@@ -8,6 +8,7 @@ from typing import Any
 
 from foldscope.core.model import pricing
 from foldscope.core.model.cost import ModelPrices
+from foldscope.core.model.money_text import under_a_hundredth_of_a_cent
 from foldscope.core.model.pricing import lookup_prices
 from foldscope.core.model.session import Message, Session, Usage
 from foldscope.core.replay.layouts import Layouts, model_name
@@ -150,7 +151,7 @@ def model_vs_reported(t: dict[str, Any]) -> str:
 
 
 def usd_text(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:,.4f}"
+    return "n/a" if value is None else under_a_hundredth_of_a_cent(value) or f"${value:,.4f}"
 
 
 def usd_sum(costs: Sequence[float | None]) -> float | None:

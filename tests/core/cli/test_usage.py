@@ -256,3 +256,7 @@ def test_a_cost_under_a_hundredth_of_a_cent_is_written_as_sessions_writes_it_nev
     row = next(line for line in capsys.readouterr().out.splitlines() if "--sample 1:1" in line)
     assert row.split()[-1] == "<$0.0001"
     assert [dollars(v) for v in (0.00006, -0.00006, 0.0, 0.0123, -2.5)] == ["<$0.0001", "-<$0.0001", "$0.0000", "$0.0123", "-$2.50"]
+    for argv, row in ((["replay", "--strategy", "recorded,none"], "cost_usd"), (["cache"], "bill")):  # the same rule
+        assert main([argv[0], str(log), "--sample", "1:1", *argv[1:]]) == 0
+        line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(row))
+        assert "<$0.0001" in line and "$0.0000" not in line, line
