@@ -29,7 +29,9 @@ from foldscope.core.replay.strategies import STRATEGIES
 from foldscope.core.request.count import Counter
 from foldscope.core.request.measure import Measure
 
-SESSION_SUFFIXES = (".jsonl", ".json", ".eval")
+# An Aider history kept under another name than its hidden .aider.chat.history.md ($AIDER_CHAT_HISTORY_FILE, a
+# copy per project) is named for it: `cache DIR` read it among the folder's own files where `usage DIR` found none.
+SESSION_SUFFIXES = (".jsonl", ".json", ".eval", ".aider.chat.history.md")
 SKIPPED_FOLDERS = ("subagents",)  # a Claude Code session's subagents are part of it, not sessions of their own
 BASELINE = "recorded"
 

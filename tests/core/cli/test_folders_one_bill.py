@@ -161,16 +161,17 @@ def test_a_log_of_several_samples_in_a_folder_is_each_sample_on_every_folder_com
 
 def test_an_aider_history_of_two_runs_in_a_folder_is_each_run_named_by_session_on_every_folder_command(capsys, tmp_path):
     """review10: each launch of aider adds a run to its history; `cache`, `compactions` and `replay` on a folder holding
-    one of two runs skipped it ("choose one with --session N"), where `usage` on it counts both runs."""
+    one of two runs skipped it ("choose one with --session N"), where `usage` on it counts both runs; and `usage` on
+    the folder found no history named other than the hidden .aider.chat.history.md, which `cache` read."""
     from tests.core.formats.test_aider import HISTORY
 
     folder = tmp_path / "project"
     folder.mkdir()
     history = folder / "chat.aider.chat.history.md"
     history.write_text(HISTORY.replace("¶", "  "))
-    usage = run_json(capsys, "usage", str(history), "--by", "session")
+    usage = run_json(capsys, "usage", str(folder), "--by", "session")  # a history named so is found in a folder
     runs = {f"{history} --session 1", f"{history} --session 2"}
-    assert {r["session"] for r in usage["rows"]} == runs
+    assert usage["skipped"] == [] and {r["session"] for r in usage["rows"]} == runs
     for argv in FOLDER_COMMANDS:
         result = run_json(capsys, argv[0], str(folder), *argv[1:])
         assert result["skipped"] == [] and result["sessions"] == 2 and {r["file"] for r in result["table"]} == runs, argv[0]
