@@ -15,7 +15,7 @@ from foldscope.core.model.policy import Policy, PolicyChoice
 from foldscope.core.model.session import FullRecord, Session
 from foldscope.core.readout.document import Document, Report, _no_report
 from foldscope.core.readout.fold_facts import fold_rows
-from foldscope.core.readout.message_sizes import SIZES_ID, record_sizes
+from foldscope.core.readout.message_sizes import SIZES_ID, RecordSizes, record_sizes
 from foldscope.core.readout.trace_facts import measure_requests
 from foldscope.core.request.count import Counter
 
@@ -134,14 +134,16 @@ def build_document(
     total = len(record)
     counter = counter if counter is not None else Counter(threads=1)
     # The cache causes' pass rides on the trace's count (the cache lane and the Cost panel read it): no count of its own.
-    facts = measure_requests(session, counter, report, policy, on_count, cache_pass=True)
+    # Each message as the full record compiled as one request carries it (the figure inspect and the Composition
+    # panel give), sized as the trace's last request is measured: nearly every block is counted by then, and the few
+    # no request carried are counted by the child counting ahead, before it stops.
+    sized: list[RecordSizes] = []
+    facts = measure_requests(session, counter, report, policy, on_count, cache_pass=True, at_last=lambda m: sized.append(record_sizes(m)))
     if chars is None or len(chars) != total:  # else each message's characters as the first document found them
         chars = [len(m.text) for m in record]
     assert facts.measure is not None
-    # Each message as the full record compiled as one request carries it (the figure inspect and the Composition
-    # panel give): after the trace's pass nearly every block is counted already, so this costs little.
     report(0, total, "Sizing the messages")
-    sizes = record_sizes(facts.measure)
+    sizes = sized[0] if sized else record_sizes(facts.measure)  # a session without requests: sized now
     if tokens is None or len(tokens) != total:
         tokens = sizes.tokens
     report(total, total, "Sizing the messages")

@@ -160,13 +160,17 @@ def measure_requests(
     cache_pass: bool = False,
     resume: TraceResume | None = None,
     per_request: bool = True,
+    at_last: Callable[[Measure], None] | None = None,
 ) -> TraceFacts:
     """Measure the trace with the session's Measure under `policy` (a Policy: as it is; a PolicyChoice or None:
     the launch record with the choice over it, core.model.launch.session_policy); the counter memoises.
     `on_count(k, requests, count)` hears each request's count as the counting pass reaches it. With `cache_pass`,
     the cache causes' pass (core.forensics.trace_pass.MeasuredPass) rides on the same count: facts.cache_pass.
     With `resume` (a session measured again as it grows) both passes go on from where the last measure left them.
-    Without `per_request` no request's facts are made (facts.requests is empty): the status line's totals need none."""
+    Without `per_request` no request's facts are made (facts.requests is empty): the status line's totals need none.
+    `at_last(measure)` is called once the last request is measured, while the child counting ahead still runs: what it
+    counts (the record's sizes) takes the child's counts, so this process builds no tokenizer for the few blocks no
+    request carried (a result a compaction left unsent)."""
     per_call = None
     if isinstance(policy, Policy):
         note = f"the policy given at start ({policy.source}); "
@@ -182,7 +186,21 @@ def measure_requests(
         policy_measured = measure.policy
         make = lambda: MeasuredPass(session, policy_measured, {})  # noqa: E731
         steps = resume.cache_pass(session, make) if resume is not None else make()
-    measured = measure.calibrate(on_count=on_count, on_measured=steps.step if steps is not None else None, resume=resume)
+    on_measured = steps.step if steps is not None else None
+    if at_last is not None and session.trace:
+        last, step = len(session.trace) - 1, on_measured
+        heard = [0]
+
+        def then_last(messages, first_round, m, meter) -> None:  # the cache pass's step, then at_last at the last
+            if step is not None:
+                step(messages, first_round, m, meter)
+            heard[0] += 1
+            if heard[0] - 1 == last:
+                at_last(measure)
+
+        on_measured = then_last
+
+    measured = measure.calibrate(on_count=on_count, on_measured=on_measured, resume=resume)
     out = _request_facts(session, measure, measured.rows) if per_request else []
     rules = rules_for(session, policy, measured.resolution, note)
     now = measure.estimate(measure.messages(session.view))

@@ -1,0 +1,57 @@
+"""The window's message sizes are counted while the child counting ahead still runs: the blocks no request carried (a
+result a compaction left unsent, the record's tail) are the child's to count, so the window builds no tokenizer for them."""
+
+from __future__ import annotations
+
+import pytest
+
+from foldscope.core.readout import opening
+from foldscope.core.request.count import Counter
+from foldscope.core.request.counting import ahead, backend
+from tests.core.request.test_ahead import tool_session
+
+
+@pytest.fixture
+def eager(monkeypatch):
+    """A child counting ahead from the first character, waited for (as test_ahead's fixture: never at the mercy of load)."""
+    monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
+    monkeypatch.setattr(backend, "free_core", lambda: True)
+    monkeypatch.setattr(ahead, "START_CHARS", 0)
+    monkeypatch.setattr(ahead, "BATCH_CHARS", 8 << 10)
+    monkeypatch.setattr(ahead, "LEAD_CHARS", 64 << 10)
+    monkeypatch.setattr(ahead, "WAIT_FOR_START", True)
+    monkeypatch.setattr(ahead, "COUNT_WHILE_WAITING", False)
+    monkeypatch.setattr(ahead, "START_SECONDS", 120.0)
+
+
+def _sized(session, monkeypatch) -> tuple[list[int], int, int]:
+    """(each message's tokens, the record's count, the characters this process tokenised while sizing them)."""
+    counter = Counter(threads=1)
+    during: list[int] = []
+    real = opening.record_sizes
+
+    def sizes(measure):
+        before = counter.tokenised_chars
+        try:
+            return real(measure)
+        finally:
+            during.append(counter.tokenised_chars - before)
+
+    monkeypatch.setattr(opening, "record_sizes", sizes)
+    document = opening.build_document(session, "session.jsonl", counter=counter)
+    return document.tokens, document.record_count, sum(during)
+
+
+def test_the_blocks_no_request_carried_are_sized_by_the_child_counting_ahead_to_the_same_figures(eager, monkeypatch):
+    session = tool_session(12)
+    # The last turns' results and answers: in the record, in no request's view nor in the active view (as a result a
+    # compaction left unsent: the view after it starts again)
+    session.trace = session.trace[:-6]
+    session.view = list(session.trace[-1].view)
+    tokens, total, here = _sized(session, monkeypatch)
+    assert here == 0, f"{here} characters tokenised in the window's process for its sizes"
+    with monkeypatch.context() as local:
+        local.setenv("FOLDSCOPE_COUNTING", "local")
+        alone = _sized(session, local)
+    assert alone[2] > 0, "counted in-line, sizing tokenised nothing: the test proved nothing"
+    assert (tokens, total) == alone[:2]
