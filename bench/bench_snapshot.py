@@ -20,6 +20,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_huge import holding_foldscope  # noqa: E402  # the folder --before names, as bench_huge takes it
 
 
 def measure(path: str, repeat: int) -> dict:
@@ -36,16 +39,6 @@ def measure(path: str, repeat: int) -> dict:
             best = min(best, time.process_time() - start)
             size = out.tell()
     return {"cpu": best, "bytes": size}
-
-
-def holding_foldscope(copy: str) -> str:
-    """The folder to put on PYTHONPATH for COPY: COPY when it holds foldscope, its parent when COPY is the package."""
-    path = Path(copy)
-    if (path / "foldscope" / "core").is_dir():
-        return str(path)
-    if (path / "core").is_dir() and path.name == "foldscope":
-        return str(path.parent)
-    raise SystemExit(f"bench_snapshot: --before {copy}: no foldscope in it (give the folder holding it)")
 
 
 def run(path: str, repeat: int, tree: str | None) -> dict:

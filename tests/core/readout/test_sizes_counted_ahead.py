@@ -7,21 +7,7 @@ import pytest
 
 from foldscope.core.readout import opening
 from foldscope.core.request.count import Counter
-from foldscope.core.request.counting import ahead, backend
-from tests.core.request.test_ahead import tool_session
-
-
-@pytest.fixture
-def eager(monkeypatch):
-    """A child counting ahead from the first character, waited for (as test_ahead's fixture: never at the mercy of load)."""
-    monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
-    monkeypatch.setattr(backend, "free_core", lambda: True)
-    monkeypatch.setattr(ahead, "START_CHARS", 0)
-    monkeypatch.setattr(ahead, "BATCH_CHARS", 8 << 10)
-    monkeypatch.setattr(ahead, "LEAD_CHARS", 64 << 10)
-    monkeypatch.setattr(ahead, "WAIT_FOR_START", True)
-    monkeypatch.setattr(ahead, "COUNT_WHILE_WAITING", False)
-    monkeypatch.setattr(ahead, "START_SECONDS", 120.0)
+from tests.core.request.test_ahead import eager, tool_session  # noqa: F401  # eager: the child counting ahead, waited for
 
 
 def _sized(session, monkeypatch) -> tuple[list[int], int, int]:
@@ -42,7 +28,8 @@ def _sized(session, monkeypatch) -> tuple[list[int], int, int]:
     return document.tokens, document.record_count, sum(during)
 
 
-def test_the_blocks_no_request_carried_are_sized_by_the_child_counting_ahead_to_the_same_figures(eager, monkeypatch):
+@pytest.mark.usefixtures("eager")
+def test_the_blocks_no_request_carried_are_sized_by_the_child_counting_ahead_to_the_same_figures(monkeypatch):
     session = tool_session(12)
     # The last turns' results and answers: in the record, in no request's view nor in the active view (as a result a
     # compaction left unsent: the view after it starts again)
