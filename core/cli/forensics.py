@@ -14,7 +14,7 @@ from foldscope.core.cli.options import folder_files, is_folder
 from foldscope.core.cli.words import FILE_HELP, num, plural
 from foldscope.core.model import collector
 from foldscope.core.model.launch import session_policy
-from foldscope.core.model.money_text import under_a_hundredth_of_a_cent
+from foldscope.core.model.money_text import usd_text as _usd
 from foldscope.core.model.session import ReadError
 
 # The cache table: a row per part of the bill (the reported input split by why each written token was written),
@@ -229,10 +229,6 @@ def _compactions_totals(table: list[dict[str, Any]]) -> dict[str, Any]:
 def _sum_or_none(values: list[Any]) -> float | None:
     known = [v for v in values if v is not None]
     return round(sum(known), 8) if known else None
-
-
-def _usd(value: float | None) -> str:
-    return "n/a" if value is None else under_a_hundredth_of_a_cent(value) or f"${value:,.4f}"
 
 
 def format_cache(result: dict[str, Any]) -> str:

@@ -225,26 +225,17 @@ def with_estimate_said(session: Session, result: dict[str, Any]) -> dict[str, An
     return {**result, "usage_estimated": why} if why else result
 
 
-def sessions_under(inputs: Iterable[str]) -> list[str]:
-    """Every session file under the inputs as `usage`, `tune` and the folder commands find them (core.replay.tune's
-    session_paths), each session once (core.formats.discover.session_entries: a Cline task's files, an OpenCode
-    storage's message and part files, read with their session)."""
+def folder_files(folder: Path) -> list[Path]:
+    """The files a folder command (replay, cache, compactions) reads: the folder's own files but hidden ones, whatever
+    their names, and the session files in the folders under it as `usage` and `tune` find them (core.replay.tune's
+    session_paths: hidden folders and a Claude Code session's subagents/ left out, each read with its session; a Cline
+    task once; an OpenCode storage's message and part files with their session), so one folder holds the same
+    sessions on every command."""
     from foldscope.core.formats.discover import session_entries
     from foldscope.core.replay.tune import session_paths
 
-    return session_entries(session_paths(inputs))
-
-
-def folder_files(folder: Path) -> list[Path]:
-    """The files a folder command (replay, cache, compactions) reads: the folder's own files but hidden ones, whatever
-    their names, and the session files in the folders under it as `usage` and `tune` find them (sessions_under:
-    hidden folders and a Claude Code session's subagents/ left out, each read with its session; a Cline task once;
-    an OpenCode storage's message and part files with their session),
-    so one folder holds the same sessions on every command."""
-    from foldscope.core.formats.discover import session_entries
-
     own = {str(p) for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")}
-    return [Path(p) for p in session_entries(sorted(own | set(sessions_under([str(folder)]))))]
+    return [Path(p) for p in session_entries(sorted(own | set(session_paths([str(folder)]))))]
 
 
 def refuse_when_nothing_read(paths: list[str], from_library: bool, results: list[dict[str, Any]]) -> None:

@@ -27,7 +27,7 @@ from foldscope.core.cli.options import (
 )
 from foldscope.core.cli.words import DECIDES_ON, FILE_HELP, num, plural
 from foldscope.core.model import collector
-from foldscope.core.model.money_text import under_a_hundredth_of_a_cent
+from foldscope.core.model.money_text import usd_text as _usd
 from foldscope.core.model.session import ReadError
 from foldscope.core.readout.replay_facts import BILL_LABEL, MODELLED_LABEL, beside_bill, compare_line, no_ceiling_line
 from foldscope.core.replay.rows import cost_text, model_vs_reported
@@ -507,7 +507,3 @@ def _cell(key: str, value: Any, width: int) -> str:
     else:
         text = f"{value:,}" if isinstance(value, int) else str(value)
     return f"{text:>{width}}"
-
-
-def _usd(value: float | None) -> str:
-    return "n/a" if value is None else under_a_hundredth_of_a_cent(value) or f"${value:,.4f}"

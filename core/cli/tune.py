@@ -13,10 +13,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.cli.options import sessions_under
 from foldscope.core.cli.progress import Progress
 from foldscope.core.cli.words import num, plural
-from foldscope.core.model.money_text import under_a_hundredth_of_a_cent
+from foldscope.core.model.money_text import usd_text as _usd
 from foldscope.core.model.outputs import output_target
 from foldscope.core.model.policy import PolicyError
 from foldscope.core.model.session import ReadError
@@ -30,6 +29,7 @@ from foldscope.core.replay.tune import (
     grid_items,
     grid_numbers,
     points_from_profiles,
+    session_paths,
     summarise,
     tune_session,
 )
@@ -218,7 +218,7 @@ def run_tune(args) -> Any:
     for given in inputs:
         if "://" not in given and not Path(given).exists():
             raise ReadError(given, "path", "no such file or folder")
-    paths = sessions_under(inputs) + (library_paths(args.db) if args.from_library else [])
+    paths = session_paths(inputs) + (library_paths(args.db) if args.from_library else [])
     paths = sorted(set(paths))
     if not paths:
         raise UsageError(f"{', '.join(inputs) or 'the library'}: no session files found")
@@ -401,7 +401,3 @@ def recommendation_lines(rec: Mapping[str, Any]) -> list[str]:
 def _files(paths: Sequence[str]) -> str:
     names = [Path(p.split("?")[0]).name for p in paths]
     return ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
-
-
-def _usd(value: float | None) -> str:
-    return "n/a" if value is None else under_a_hundredth_of_a_cent(value) or f"${value:,.4f}"

@@ -74,11 +74,11 @@ def run_usage(args) -> Any:
     missing = [p for p in args.paths if "://" not in p and not os.path.lexists(p)]
     if missing:
         raise UsageError(f"{missing[0]}: no such file or folder")
-    from foldscope.core.cli.options import sessions_under
     from foldscope.core.cli.progress import Progress
     from foldscope.core.cli.tune import library_paths
+    from foldscope.core.replay.tune import session_paths
 
-    files = sessions_under(args.paths) + (library_paths(args.db) if args.from_library else [])
+    files = session_paths(args.paths) + (library_paths(args.db) if args.from_library else [])
     files = list(dict.fromkeys(files))
     if not files:
         raise UsageError(f"{', '.join(args.paths) or 'the library'}: no session files")

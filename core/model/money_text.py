@@ -8,3 +8,9 @@ def under_a_hundredth_of_a_cent(usd: float) -> str | None:
     if 0 < abs(usd) < 0.0001:
         return ("-" if usd < 0 else "") + "<$0.0001"
     return None
+
+
+def usd_text(value: float | None) -> str:
+    """A sum as the tables of the replay, `tune` and the cache report write it: four decimals, "<$0.0001" under them
+    (under_a_hundredth_of_a_cent), "n/a" where no price is known."""
+    return "n/a" if value is None else under_a_hundredth_of_a_cent(value) or f"${value:,.4f}"

@@ -168,9 +168,9 @@ def measure_requests(
     the cache causes' pass (core.forensics.trace_pass.MeasuredPass) rides on the same count: facts.cache_pass.
     With `resume` (a session measured again as it grows) both passes go on from where the last measure left them.
     Without `per_request` no request's facts are made (facts.requests is empty): the status line's totals need none.
-    `at_last(measure)` is called once the last request is measured, while the child counting ahead still runs: what it
-    counts (the record's sizes) takes the child's counts, so this process builds no tokenizer for the few blocks no
-    request carried (a result a compaction left unsent)."""
+    `at_last(measure)` (not with `resume`) is called once the last request is measured, while the child counting ahead
+    still runs: what it counts (the record's sizes) takes the child's counts, so this process builds no tokenizer for
+    the few blocks no request carried (a result a compaction left unsent)."""
     per_call = None
     if isinstance(policy, Policy):
         note = f"the policy given at start ({policy.source}); "
@@ -187,15 +187,13 @@ def measure_requests(
         make = lambda: MeasuredPass(session, policy_measured, {})  # noqa: E731
         steps = resume.cache_pass(session, make) if resume is not None else make()
     on_measured = steps.step if steps is not None else None
-    if at_last is not None and session.trace:
-        last, step = len(session.trace) - 1, on_measured
-        heard = [0]
+    if at_last is not None and session.trace and resume is None:  # resumed, the pass hears only the new requests
+        step, left = on_measured, iter(range(len(session.trace) - 1, -1, -1))  # requests left after each one heard
 
         def then_last(messages, first_round, m, meter) -> None:  # the cache pass's step, then at_last at the last
             if step is not None:
                 step(messages, first_round, m, meter)
-            heard[0] += 1
-            if heard[0] - 1 == last:
+            if next(left) == 0:
                 at_last(measure)
 
         on_measured = then_last

@@ -10,11 +10,9 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from foldscope.core.formats.discover import session_entries
 from foldscope.core.readout.words import plural
 from foldscope.core.replay import fleet
-from foldscope.core.replay.tune import PolicyPoint, grid, grid_cachings, grid_items, grid_numbers, summarise
-from foldscope.core.replay.tune import session_paths as _session_paths
+from foldscope.core.replay.tune import PolicyPoint, grid, grid_cachings, grid_items, grid_numbers, session_paths, summarise
 
 __all__ = ["PolicyPoint", "SweepCancelled", "files_swept", "policy_grid", "policy_words", "session_paths", "sweep_local"]
 
@@ -28,11 +26,6 @@ def policy_words(label: str) -> str:
     """A policy's label as a person reads it, its ceiling and bound with thousands separators ("ceiling 100,000"):
     the label itself (core.replay.tune.PolicyPoint.label) stays the key of tune's CSV and JSON, unchanged."""
     return _NUMBER.sub(lambda m: f"{m[1]} {int(m[2]):,}", label)
-
-
-def session_paths(inputs: Sequence[str]) -> list[str]:
-    """A folder's session files as `tune` finds them, each session once (core.formats.discover.session_entries)."""
-    return session_entries(_session_paths(inputs))
 
 
 def policy_grid(ceilings: str, fold_ats: str, targets: str, bounds: str, caching: str, strategies: Sequence[str]) -> list[PolicyPoint]:

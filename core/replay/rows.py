@@ -8,7 +8,7 @@ from typing import Any
 
 from foldscope.core.model import pricing
 from foldscope.core.model.cost import ModelPrices
-from foldscope.core.model.money_text import under_a_hundredth_of_a_cent
+from foldscope.core.model.money_text import usd_text
 from foldscope.core.model.pricing import lookup_prices
 from foldscope.core.model.session import Message, Session, Usage
 from foldscope.core.replay.layouts import Layouts, model_name
@@ -148,10 +148,6 @@ def model_vs_reported(t: dict[str, Any]) -> str:
         f"{t['cache_read']:,}, cache write {t['modelled_cache_write']:,} vs {t['cache_write']:,}, "
         f"cost {usd_text(t['modelled_cost_usd'])} vs {usd_text(t['cost_usd'])}"
     )
-
-
-def usd_text(value: float | None) -> str:
-    return "n/a" if value is None else under_a_hundredth_of_a_cent(value) or f"${value:,.4f}"
 
 
 def usd_sum(costs: Sequence[float | None]) -> float | None:

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats.discover import session_entries
 from foldscope.core.model.launch import session_policy
 from foldscope.core.model.policy import KEYS, Policy, PolicyChoice, PolicyError
 from foldscope.core.model.session import NotASession, ReadError, Session
@@ -309,10 +310,12 @@ def _local(path: str) -> str:
 
 
 def session_paths(inputs: Iterable[str]) -> list[str]:
-    """Every session file under the inputs (files, folder trees, fsspec URLs), sorted, without duplicates.
+    """Every session file under the inputs (files, folder trees, fsspec URLs), sorted, each session once.
 
     Folders are walked whole; hidden entries, subagent folders and files that are not session-shaped
-    (by suffix) are skipped, so an agent's session folder can be given as it is."""
+    (by suffix) are skipped, so an agent's session folder can be given as it is; a Cline task's files name it once and
+    an OpenCode storage's message and part files are read with their session (core.formats.discover.session_entries),
+    so `usage`, `tune` and the folder commands count each session once."""
     found: set[str] = set()
     for given in inputs:
         if "://" in given:
@@ -325,7 +328,7 @@ def session_paths(inputs: Iterable[str]) -> list[str]:
                 found.update(str(Path(folder) / f) for f in files if not f.startswith(".") and f.endswith(SESSION_SUFFIXES))
         else:
             found.add(str(path))  # a file named on its own is read, whatever its name (bad ones fail by name)
-    return sorted(found)
+    return session_entries(sorted(found))
 
 
 def _remote_paths(url: str) -> list[str]:
