@@ -226,15 +226,15 @@ def with_estimate_said(session: Session, result: dict[str, Any]) -> dict[str, An
 
 
 def folder_files(folder: Path) -> list[Path]:
-    """The files a folder command (replay, cache, compactions) reads: the folder's own files but hidden ones, whatever
-    their names, and the session files in the folders under it as `usage` and `tune` find them (core.replay.tune's
-    session_paths: hidden folders and a Claude Code session's subagents/ left out, each read with its session; a Cline
-    task once; an OpenCode storage's message and part files with their session), so one folder holds the same
-    sessions on every command."""
+    """The files a folder command (replay, cache, compactions) reads: the folder's own files but hidden ones (aider's
+    default history kept: tune.listed), whatever their names, and the session files in the folders under it as `usage`
+    and `tune` find them (core.replay.tune's session_paths: hidden folders and a Claude Code session's subagents/ left
+    out, each read with its session; a Cline task once; an OpenCode storage's message and part files with their
+    session), so one folder holds the same sessions on every command."""
     from foldscope.core.formats.discover import session_entries
-    from foldscope.core.replay.tune import session_paths
+    from foldscope.core.replay.tune import listed, session_paths
 
-    own = {str(p) for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")}
+    own = {str(p) for p in folder.iterdir() if p.is_file() and listed(p.name)}
     return [Path(p) for p in session_entries(sorted(own | set(session_paths([str(folder)]))))]
 
 

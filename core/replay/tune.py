@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats.aider import HISTORY as AIDER_HISTORY
 from foldscope.core.formats.discover import session_entries
 from foldscope.core.model.launch import session_policy
 from foldscope.core.model.policy import KEYS, Policy, PolicyChoice, PolicyError
@@ -312,10 +313,10 @@ def _local(path: str) -> str:
 def session_paths(inputs: Iterable[str]) -> list[str]:
     """Every session file under the inputs (files, folder trees, fsspec URLs), sorted, each session once.
 
-    Folders are walked whole; hidden entries, subagent folders and files that are not session-shaped
-    (by suffix) are skipped, so an agent's session folder can be given as it is; a Cline task's files name it once and
-    an OpenCode storage's message and part files are read with their session (core.formats.discover.session_entries),
-    so `usage`, `tune` and the folder commands count each session once."""
+    Folders are walked whole; hidden entries (but aider's default history, `listed`), subagent folders and files that
+    are not session-shaped (by suffix) are skipped, so an agent's session folder can be given as it is; a Cline task's
+    files name it once and an OpenCode storage's message and part files are read with their session
+    (core.formats.discover.session_entries), so `usage`, `tune` and the folder commands count each session once."""
     found: set[str] = set()
     for given in inputs:
         if "://" in given:
@@ -325,10 +326,16 @@ def session_paths(inputs: Iterable[str]) -> list[str]:
         if path.is_dir():
             for folder, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_FOLDERS)
-                found.update(str(Path(folder) / f) for f in files if not f.startswith(".") and f.endswith(SESSION_SUFFIXES))
+                found.update(str(Path(folder) / f) for f in files if listed(f) and f.endswith(SESSION_SUFFIXES))
         else:
             found.add(str(path))  # a file named on its own is read, whatever its name (bad ones fail by name)
     return session_entries(sorted(found))
+
+
+def listed(name: str) -> bool:
+    """Whether a folder walk lists a file of this name: hidden files are left out, but for aider's default history
+    (`.aider.chat.history.md` in a project's root), which `sessions` finds there too."""
+    return not name.startswith(".") or name == AIDER_HISTORY
 
 
 def _remote_paths(url: str) -> list[str]:
@@ -344,6 +351,7 @@ def _remote_paths(url: str) -> list[str]:
         f"{protocol}://{p}"
         for p in fs.find(root)
         if p.endswith(SESSION_SUFFIXES)
+        and listed(p.rsplit("/", 1)[-1])
         and not any(part.startswith(".") or part in SKIPPED_FOLDERS for part in p[len(root) :].split("/")[:-1])
     ]
 

@@ -177,3 +177,21 @@ def test_an_aider_history_of_two_runs_in_a_folder_is_each_run_named_by_session_o
         assert result["skipped"] == [] and result["sessions"] == 2 and {r["file"] for r in result["table"]} == runs, argv[0]
     assert main(["replay", str(folder), "--sample", "1"]) == 2  # a folder's rows are each session: --sample refused
     assert "--sample: for one file" in capsys.readouterr().err
+
+
+def test_aider_s_default_history_hidden_by_its_name_is_found_in_a_project_folder_by_every_folder_command(capsys, tmp_path):
+    """aider writes `.aider.chat.history.md` in the project's root by default: `sessions` finds it there, and so must
+    `usage`, `tune` and the folder commands, though their walks leave other hidden files out."""
+    from tests.core.formats.test_aider import HISTORY
+
+    folder = tmp_path / "project"
+    folder.mkdir()
+    history = folder / ".aider.chat.history.md"
+    history.write_text(HISTORY.replace("¶", "  "))
+    (folder / ".hidden.jsonl").write_text("not a session, and hidden: left out\n")
+    runs = {f"{history} --session 1", f"{history} --session 2"}
+    usage = run_json(capsys, "usage", str(folder), "--by", "session")
+    assert usage["skipped"] == [] and {r["session"] for r in usage["rows"]} == runs
+    for argv in FOLDER_COMMANDS:
+        result = run_json(capsys, argv[0], str(folder), *argv[1:])
+        assert result["skipped"] == [] and {r["file"] for r in result["table"]} == runs, argv[0]
