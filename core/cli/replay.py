@@ -235,7 +235,7 @@ def with_children(result: dict[str, Any], session: Any, args_dict: dict[str, Any
     """In a folder's run, the files of the session's subagents, so the folder counts a subagent file beside its
     session in it (as `cache` and `usage` do), not as another session; one file's output unchanged."""
     if args_dict.get("in_folder"):
-        result["children"] = [c.source for c in session.children]
+        result["children"] = session.children_files()
     return result
 
 

@@ -169,7 +169,7 @@ class CompactionReport:
             "file": self.session.source,
             "format": self.session.format,
             "model": self.session.model,
-            "children": [c.source for c in self.session.children],
+            "children": self.session.children_files(),
             "compactions": out,
             "unsent": [u.as_dict(self.session.record) for u in self.unsent],
             "totals": self.totals(),

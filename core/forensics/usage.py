@@ -202,7 +202,7 @@ def session_lines(path: str, forensics: bool) -> dict[str, Any]:
             if sample is not None:
                 facts = replace(facts, file=session_name(path, facts.agent, sample))
             lines += request_lines(session, facts, forensic_cells(session) if forensics else None)
-            children += [str(Path(c.source).resolve()) for c in session.children if c.source]
+            children += [str(Path(c).resolve()) for c in session.children_files()]
     except ReadError as exc:
         return {"file": path, "error": str(exc)}
     except Exception as exc:  # one bad file is a recorded skip, never the end of a folder's summary

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
 
 from foldscope.core.model.session import ReadError, Session
 
+Where = TypeVar("Where")  # a child's file, or its id in a database of several (OpenCode's)
 
-def readable_children(session: Session, paths: list[Path], read: Callable[..., Session]) -> Iterator[tuple[Path, Session]]:
-    """Each path with its child session (read with `read`, its own children not followed); a file that does not read
-    is named in a warning on `session` and skipped, so the parent still opens."""
-    for path in paths:
+
+def readable_children(session: Session, places: Iterable[Where], read: Callable[[Where], Session]) -> Iterator[tuple[Where, Session]]:
+    """Each place with its child session (read with `read`, which follows no children of its own); one that does not
+    read is named in a warning on `session` and skipped, so the parent still opens."""
+    for place in places:
         try:
-            child = read(path, children=False)
+            child = read(place)
         except ReadError as exc:
             session.warnings.append(f"{session.source}: subagent file left out: {exc}")
             continue
-        yield path, child
+        yield place, child

@@ -19,7 +19,7 @@ def read_children(session: Session, paths: list[Path], agent_calls: Mapping[str,
     calls = {m.metadata.get("call_id"): m.id for m in session.record if m.kind == "action_request"}
     notes = [m for m in session.record if m.kind == "note"]
     out = []
-    for path, child in readable_children(session, paths, read):
+    for path, child in readable_children(session, paths, lambda path: read(path, children=False)):
         agent = _agent_id(path, child)
         summariser = path.name.startswith(SUMMARISER_PREFIX)
         call = agent_calls.get(agent) if agent else None

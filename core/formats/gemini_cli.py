@@ -106,7 +106,7 @@ def _subagent_header(path: Path) -> bool:
 def _read_children(session: Session, paths: list[Path]) -> list[Session]:
     """Each subagent's chat as a child session; one that does not read is left out with a warning on the parent."""
     out = []
-    for _, child in readable_children(session, paths, read):
+    for _, child in readable_children(session, paths, lambda path: read(path, children=False)):
         header = child.extras.get("header")
         agent = header.get("sessionId") if isinstance(header, dict) else None
         child.extras.update({"agent_id": agent, "child_kind": "subagent"})

@@ -26,9 +26,10 @@ Mapping, in the vocabulary of DESIGN.md:
   message with `summary: true`. When that summary finishes, the view becomes the summary (a note), the messages
   kept from `tail_start_id` on, and the compaction's user message (filterCompacted). Size before: the summary
   call's reported input.
-- A session a subagent ran (the task tool's, its `parentID` set) is its parent's: in the older storage it is read as
-  one of the parent's children (Session.children, beside it in `session/<project>/`), counted in it as Claude Code's
-  subagents are; `sessions` and the folder commands give it no row of its own.
+- A session a subagent ran (the task tool's, its `parentID` set) is its parent's: read as one of the parent's children
+  (Session.children: in the database, the sessions whose `parent_id` is its id; in the older storage, beside it in
+  `session/<project>/`), counted in it as Claude Code's subagents are; `sessions` and the folder commands give it no
+  row of its own.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from foldscope.core.model.session import ReadError, Session, Usage, bad_usage_wa
 if TYPE_CHECKING:
     import sqlite3  # imported where a database is opened: every command imports this reader, few open one
 
+DATABASE = "opencode.db"  # its sessions, in its data folder (~/.local/share/opencode)
 FORMAT = "opencode"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 CLEARED = "[Old tool result content cleared]"  # message-v2.ts toModelMessages, for a pruned tool output
@@ -170,7 +172,9 @@ def _is_db(path: Path) -> bool:
         return handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
 
 
-def _db_read(path: Path, sample: str | None) -> tuple[dict[str, Any], list[tuple[_Row, list[_Row]]]]:
+def _db_read(path: Path, sample: str | None) -> tuple[dict[str, Any], list[tuple[_Row, list[_Row]]], list[str]]:
+    """The session's row, its messages with their parts, and the ids of the sessions a subagent ran for it (their
+    `parent_id` its id). Alone in the database but for its subagents' sessions, a session opens unnamed."""
     db = _connect(path)
     try:
         rows = _db_sessions(path, db)
@@ -178,14 +182,15 @@ def _db_read(path: Path, sample: str | None) -> tuple[dict[str, Any], list[tuple
         if not ids:
             raise ReadError(str(path), "", "the OpenCode database holds no sessions")
         if sample is None:
-            if len(ids) > 1:
-                names = ", ".join(ids[:8]) + (", ..." if len(ids) > 8 else "")
+            own = [str(r[0]) for r in rows if not r[4]] or ids  # a subagent's session is its parent's, not one to choose
+            if len(own) > 1:
+                names = ", ".join(own[:8]) + (", ..." if len(own) > 8 else "")
                 raise ReadError(
                     str(path),
                     "",
-                    f"the database holds {len(ids)} sessions ({names}): choose one with --sample ID (foldscope inspect DB lists them)",
+                    f"the database holds {len(own)} sessions ({names}): choose one with --sample ID (foldscope inspect DB lists them)",
                 )
-            sample = ids[0]
+            sample = own[0]
         if sample not in ids:
             raise ReadError(
                 str(path), "", f"no session {sample!r} in the database (sessions: {', '.join(ids[:8])}{', ...' if len(ids) > 8 else ''})"
@@ -203,7 +208,7 @@ def _db_read(path: Path, sample: str | None) -> tuple[dict[str, Any], list[tuple
         for n, (mid, _created, data) in enumerate(messages, 1):
             where = f"message {mid}"
             out.append((_Row({**_json_column(path, where, data), "id": mid}, n, where), parts.get(mid, [])))
-        return info, out
+        return info, out, [str(r[0]) for r in rows if r[4] == sid and r[0] != sid]
     finally:
         db.close()
 
@@ -257,13 +262,15 @@ def _created(message: dict[str, Any]) -> float:
 
 
 def read(path: Path, sample: str | None = None, *, children: bool = True) -> Session:
-    """The session; in the older storage, with `children`, its subagents' sessions (their `parentID` its id) as
-    Session.children, counted in it as Claude Code's subagents are (core.forensics.children)."""
+    """The session; with `children`, its subagents' sessions (their `parentID` its id) as Session.children, counted
+    in it as Claude Code's subagents are (core.forensics.children)."""
     path = Path(path)
     builder = SessionBuilder(path, FORMAT)
     found: list[Path] = []
+    db_children: list[str] = []
     if _is_db(path):
-        info, messages = _db_read(path, sample)
+        info, messages, db_children = _db_read(path, sample)
+        db_children = db_children if children else []
     else:
         info, messages, missing = _legacy_read(path)
         found = _storage_children(path, info["id"]) if children else []
@@ -282,7 +289,9 @@ def read(path: Path, sample: str | None = None, *, children: bool = True) -> Ses
     builder.extras["sample"] = info.get("id")
     _Reader(builder).run(messages)
     session = builder.build()
-    for _, child in readable_children(session, found, read):
+    kids = [child for _, child in readable_children(session, db_children, lambda sid: read(path, sid, children=False))]
+    kids += [child for _, child in readable_children(session, found, lambda file: read(file, children=False))]
+    for child in kids:
         child.extras.update({"agent_id": child.extras["header"]["id"], "child_kind": "subagent"})
         session.children.append(child)
     return session
@@ -534,7 +543,7 @@ def _steps(parts: list[_Row]) -> list[list[_Row]]:
 # -- where OpenCode keeps its sessions -------------------------------------------------------------------------------
 def _session_files(root: Path) -> Iterator[Path]:
     """`opencode.db` (its sessions each a row of `sessions`), and the older `storage/session/<project>/*.json`."""
-    db = root / "opencode.db"
+    db = root / DATABASE
     if db.is_file():
         yield db
     folder = root / "storage" / "session"

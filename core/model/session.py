@@ -484,6 +484,12 @@ class Session:
     def __post_init__(self) -> None:
         self.check_view(self.view)
 
+    def children_files(self) -> list[str]:
+        """Its children's files that are files of their own (a subagent's beside the session): a folder's walk meets
+        them too, and a folder command counts them in this session, not again. A child kept in the session's own file
+        (a subagent's session in an OpenCode database) is none."""
+        return [c.source for c in self.children if c.source and c.source != self.source]
+
     def check_view(self, view: Iterable[str]) -> None:
         if isinstance(view, Sequence):  # in C, the loop below only to name a bad id
             # Each id's place in the record, sorted (a view runs nearly in record order, which sorting reads in one

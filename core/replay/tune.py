@@ -20,6 +20,7 @@ from typing import Any
 
 from foldscope.core.formats.aider import HISTORY as AIDER_HISTORY
 from foldscope.core.formats.discover import session_entries
+from foldscope.core.formats.opencode import DATABASE as OPENCODE_DATABASE
 from foldscope.core.model.launch import session_policy
 from foldscope.core.model.policy import KEYS, Policy, PolicyChoice, PolicyError
 from foldscope.core.model.session import NotASession, ReadError, Session
@@ -34,6 +35,7 @@ from foldscope.core.request.measure import Measure
 # An Aider history kept under another name than its hidden .aider.chat.history.md ($AIDER_CHAT_HISTORY_FILE, a
 # copy per project) is named for it: `cache DIR` read it among the folder's own files where `usage DIR` found none.
 SESSION_SUFFIXES = (".jsonl", ".json", ".eval", ".aider.chat.history.md")
+SESSION_NAMES = (AIDER_HISTORY, OPENCODE_DATABASE)  # session files by their whole name, hidden or of another suffix
 SKIPPED_FOLDERS = ("subagents",)  # a Claude Code session's subagents are part of it, not sessions of their own
 BASELINE = "recorded"
 
@@ -240,7 +242,7 @@ def tune_session(path: str, points: Sequence[PolicyPoint], limits: Limits | None
             "requests": len(session.trace),
             "bill_usd": bill,
             "rows": rows,
-            "children": [str(c.source) for c in session.children],
+            "children": session.children_files(),
         }
     except Exception as exc:  # one bad session is a named failure in the results, never the end of a sweep
         return {"file": path, "error": f"{path}: {type(exc).__name__}: {exc}"}
@@ -313,8 +315,8 @@ def _local(path: str) -> str:
 def session_paths(inputs: Iterable[str]) -> list[str]:
     """Every session file under the inputs (files, folder trees, fsspec URLs), sorted, each session once.
 
-    Folders are walked whole; hidden entries (but aider's default history, `listed`), subagent folders and files that
-    are not session-shaped (by suffix) are skipped, so an agent's session folder can be given as it is; a Cline task's
+    Folders are walked whole; hidden entries, subagent folders and files that are not session-shaped (by suffix or
+    name: `session_shaped`) are skipped, so an agent's session folder can be given as it is; a Cline task's
     files name it once and an OpenCode storage's message and part files are read with their session
     (core.formats.discover.session_entries), so `usage`, `tune` and the folder commands count each session once."""
     found: set[str] = set()
@@ -326,16 +328,22 @@ def session_paths(inputs: Iterable[str]) -> list[str]:
         if path.is_dir():
             for folder, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_FOLDERS)
-                found.update(str(Path(folder) / f) for f in files if listed(f) and f.endswith(SESSION_SUFFIXES))
+                found.update(str(Path(folder) / f) for f in files if session_shaped(f))
         else:
             found.add(str(path))  # a file named on its own is read, whatever its name (bad ones fail by name)
     return session_entries(sorted(found))
 
 
 def listed(name: str) -> bool:
-    """Whether a folder walk lists a file of this name: hidden files are left out, but for aider's default history
-    (`.aider.chat.history.md` in a project's root), which `sessions` finds there too."""
-    return not name.startswith(".") or name == AIDER_HISTORY
+    """Whether a folder walk lists a file of this name: hidden files are left out, but for the session files known by
+    name (aider's default history, `.aider.chat.history.md` in a project's root, which `sessions` finds there too)."""
+    return not name.startswith(".") or name in SESSION_NAMES
+
+
+def session_shaped(name: str) -> bool:
+    """Whether a file met in a folder's tree is read as a session: by its suffix (hidden ones left out), or its name
+    (aider's default history, OpenCode's database)."""
+    return name in SESSION_NAMES or listed(name) and name.endswith(SESSION_SUFFIXES)
 
 
 def _remote_paths(url: str) -> list[str]:
@@ -350,8 +358,7 @@ def _remote_paths(url: str) -> list[str]:
     return [
         f"{protocol}://{p}"
         for p in fs.find(root)
-        if p.endswith(SESSION_SUFFIXES)
-        and listed(p.rsplit("/", 1)[-1])
+        if session_shaped(p.rsplit("/", 1)[-1])
         and not any(part.startswith(".") or part in SKIPPED_FOLDERS for part in p[len(root) :].split("/")[:-1])
     ]
 

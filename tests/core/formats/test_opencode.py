@@ -364,8 +364,8 @@ def test_sessions_on_a_fake_home_lists_each_session_of_the_database_and_follows_
         rw.execute("UPDATE session SET parent_id = 'ses_A' WHERE id = 'ses_C'")
     rw.close()
     assert [(f.sample, f.requests) for f in find_sessions({"XDG_DATA_HOME": str(tmp_path / "c")}, home) if f.agent == "opencode"] == [
-        ("ses_A", 5)
-    ]  # the subagent's session left out
+        ("ses_A", 6)
+    ]  # the subagent's session no row of its own: its one request counted in its parent's five
     legacy = home / ".local" / "share" / "opencode" / "storage" / "session" / "prj" / "ses_L.json"
     legacy.parent.mkdir(parents=True)
     legacy.write_text(json.dumps({"id": "ses_L", "projectID": "prj", "directory": "/work/old", "time": {"created": T0}}))
@@ -502,3 +502,26 @@ def test_a_project_s_sessions_look_through_their_siblings_once_and_see_a_subagen
     child.write_text(json.dumps({"id": "k", "projectID": "p", "parentID": "s3", "time": {"created": 99}}))
     os.utime(folder, ns=(folder.stat().st_atime_ns, folder.stat().st_mtime_ns + 10**9))  # a coarse clock: moved on
     assert opencode._storage_children(folder / "ses_03.json", "s3") == [child]
+
+
+def test_a_database_subagent_session_is_counted_in_its_parent_on_sessions_usage_and_the_folder_commands(tmp_path, capsys):
+    """A session a subagent ran (its `parent_id` set) had no row in `sessions` and was read into no parent: its
+    requests were counted nowhere. It is now its parent's child, as in the older storage: one session whose bill holds
+    both, on `sessions`, `usage` and `cache` alike, and the database opens unnamed when its one session is the parent."""
+    from foldscope.core.formats.discover import describe
+
+    db = write_db(tmp_path / "project" / "opencode.db", {"ses_A": SESSION_A, "ses_C": SESSION_B})
+    with sqlite3.connect(db) as rw:
+        rw.execute("UPDATE session SET parent_id = 'ses_A' WHERE id = 'ses_C'")
+    rw.close()
+    both = independent_db_usage(db, "ses_A") + independent_db_usage(db, "ses_C")
+    assert describe("opencode", db, sample="ses_A").requests == len(both) == 6
+    assert main(["usage", str(db.parent), "--json"]) == 0
+    usage = json.loads(capsys.readouterr().out)
+    assert usage["skipped"] == [] and usage["sessions"] == 1  # the database found in the folder, one session in it
+    assert usage["total"]["requests"] == len(both) and usage["total"]["output"] == sum(u[3] for u in both)
+    for command in ("cache", "tune", "compactions"):  # tune took the parent for a subagent's file: "0 sessions"
+        assert main([command, str(db.parent), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["sessions"] == 1, command
+    session = load_session(db)  # the parent alone is a session to choose
+    assert session.extras["sample"] == "ses_A" and [c.extras["agent_id"] for c in session.children] == ["ses_C"]
