@@ -378,13 +378,36 @@ def install(args: Any) -> int:
         return statusline_pi.install(args)
     entry = settings_entry()
     print(json.dumps(entry, indent=2))
+    target = Path(args.settings).expanduser() if args.settings else Path.home() / ".claude" / "settings.json"
     if not args.write:
+        replaced = _other_status_line(target, entry["statusLine"])
+        if replaced:
+            print(f"{target} has a statusLine of its own ({replaced}): --write replaces it, keeping the file as a backup")
         print("(add this to ~/.claude/settings.json, or run `foldscope statusline --install --write`)")
         return 0
-    target = Path(args.settings).expanduser() if args.settings else Path.home() / ".claude" / "settings.json"
     from foldscope.core.cli.statusline_install import write_settings
 
-    return write_settings(target, lambda settings: settings.update(entry))
+    def put(settings: dict[str, Any]) -> None:
+        replaced = _other_status_line(None, entry["statusLine"], settings)
+        if replaced:
+            print(f"replaces the statusLine {replaced} (the backup keeps it)")
+        settings.update(entry)
+
+    return write_settings(target, put)
+
+
+def _other_status_line(target: Path | None, ours: dict[str, Any], settings: Any = None) -> str | None:
+    """The user's own statusLine in the settings (read from `target` when not given) where it is not `ours`, as JSON
+    with its control characters escaped; None when there is none, it is ours, or the file does not read."""
+    if settings is None and target is not None:
+        try:
+            settings = json.loads(target.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+    old = settings.get("statusLine") if isinstance(settings, dict) else None
+    if old is None or old == ours:
+        return None
+    return json.dumps(old, ensure_ascii=True)
 
 
 # --- follow FILE --line ---------------------------------------------------------------------------------------

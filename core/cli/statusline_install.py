@@ -14,7 +14,9 @@ from typing import Any
 
 def write_settings(target: Path, change: Callable[[dict[str, Any]], str | None]) -> int:
     """Apply `change` to the JSON object in `target` (a missing file is an empty one) and write it, the old file kept
-    as a dated backup. A file that is not a JSON object, or a problem `change` returns, is said and nothing written."""
+    as a dated backup that no later run overwrites. A file that is not a JSON object, or a problem `change` returns,
+    is said and nothing written; a file the change leaves as it is is not written or backed up again (a second run
+    in the same second wrote the changed file over the backup holding the user's own entry)."""
     from foldscope.core.model.errors import ReadError
     from foldscope.core.model.outputs import output_target, write_output
 
@@ -35,14 +37,18 @@ def write_settings(target: Path, change: Callable[[dict[str, Any]], str | None])
         if not isinstance(settings, dict):
             print(f"foldscope: {target} holds no JSON object; it was left as it is")
             return 0
+    before = json.loads(json.dumps(settings))
     problem = change(settings)
     if problem:
         print(f"foldscope: {target}: {problem}; it was left as it is")
         return 0
+    if text is not None and settings == before:
+        print(f"already there: {target} (nothing written)")
+        return 0
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         if text is not None:
-            backup = target.with_name(f"{target.name}.{time.strftime('%Y%m%d-%H%M%S')}.bak")
+            backup = unused_backup(target)
             write_output(backup, text)
             print(f"backup: {backup}")
         write_output(target, json.dumps(settings, indent=2) + "\n")
@@ -51,3 +57,14 @@ def write_settings(target: Path, change: Callable[[dict[str, Any]], str | None])
         return 0
     print(f"wrote: {target}")
     return 0
+
+
+def unused_backup(target: Path) -> Path:
+    """A dated backup name beside `target` that no file has yet: a second backup in the same second gets -2, -3..."""
+    stem = f"{target.name}.{time.strftime('%Y%m%d-%H%M%S')}"
+    backup = target.with_name(f"{stem}.bak")
+    n = 2
+    while backup.exists() or backup.is_symlink():
+        backup = target.with_name(f"{stem}-{n}.bak")
+        n += 1
+    return backup

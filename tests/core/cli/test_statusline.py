@@ -980,3 +980,30 @@ def test_a_bill_under_a_cent_keeps_its_digits_never_reading_as_free():
     # $0.0001; cents stay cents, as Claude Code's own line gives them.
     got = [statusline._usd(v) for v in (0.0016, 0.00004, 0.0, 0.23, 12.5, None)]
     assert got == ["$0.0016", "<$0.0001", "$0.00", "$0.23", "$12.50", "n/a"]
+
+
+def test_install_says_it_replaces_the_users_own_status_line_and_a_second_write_keeps_the_first_backup(tmp_path, capsys):
+    """review11: a second --install --write within the same second wrote the changed settings over the dated backup
+    that held the user's own statusLine, and neither run said it replaced one: the only copy of it was lost."""
+    settings = tmp_path / "settings.json"
+    own = {"model": "opus", "statusLine": {"type": "command", "command": "~/my-line.sh"}}
+    settings.write_text(json.dumps(own))
+    assert statusline.main(["--install", "--settings", str(settings)]) == 0
+    assert "has a statusLine of its own" in capsys.readouterr().out and json.loads(settings.read_text()) == own
+    assert statusline.main(["--install", "--write", "--settings", str(settings)]) == 0
+    assert "replaces the statusLine" in capsys.readouterr().out
+    assert statusline.main(["--install", "--write", "--settings", str(settings)]) == 0
+    assert "already there" in capsys.readouterr().out
+    backups = [json.loads(b.read_text()) for b in tmp_path.glob("settings.json.*.bak")]
+    assert backups == [own]  # the user's own line kept, once: the second run wrote nothing
+
+
+def test_a_backup_in_the_same_second_as_another_takes_a_name_of_its_own(tmp_path, monkeypatch, capsys):
+    from foldscope.core.cli import statusline_install
+
+    monkeypatch.setattr(statusline_install.time, "strftime", lambda _format: "20261206-130306")
+    settings = tmp_path / "settings.json"
+    for n in range(3):
+        settings.write_text(json.dumps({"n": n}))
+        assert statusline_install.write_settings(settings, lambda s: s.update({"m": 1})) == 0
+    assert sorted(json.loads(b.read_text())["n"] for b in tmp_path.glob("settings.json.*.bak")) == [0, 1, 2]
