@@ -33,6 +33,7 @@ from foldscope.app.qt import (
 from foldscope.app.theme import is_dark, muted_colour
 from foldscope.app.worker import Task, run_task
 from foldscope.core.forensics.cache_report import GAP_MARKS, CacheRow
+from foldscope.core.model.money_text import usd_text
 from foldscope.core.readout.cost_facts import (
     CostFacts,
     Part,
@@ -142,7 +143,7 @@ class CostBar(QWidget):
 
 
 def _money(p: Part, by_usd: bool) -> str:
-    return f"${p.usd:,.4f} ({p.tokens:,} tokens)" if by_usd and p.usd is not None else f"{p.tokens:,} tokens"
+    return f"{usd_text(p.usd)} ({p.tokens:,} tokens)" if by_usd and p.usd is not None else f"{p.tokens:,} tokens"
 
 
 class GapStrip(QWidget):

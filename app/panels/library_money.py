@@ -29,11 +29,12 @@ from foldscope.app.qt import (
 from foldscope.app.worker import Task, run_task
 from foldscope.core.forensics.many_sessions import cache_totals, own_sessions, session_cache, top_wasted
 from foldscope.core.forensics.usage import session_lines, summarise_usage
+from foldscope.core.model.money_text import usd_text
 from foldscope.core.model.session import ReadError
 
 
 def _usd(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:,.4f}"
+    return usd_text(value)
 
 
 def library_money(sources: list[str]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from foldscope.core.forensics.causes import Rewrite
 from foldscope.core.forensics.children import KINDS
 from foldscope.core.forensics.compactions import Compaction, compaction_report
 from foldscope.core.forensics.trace_pass import Measured
+from foldscope.core.model.money_text import usd_text
 from foldscope.core.model.session import Session
 from foldscope.core.readout.divergence import CAUSE_WORDS, place_words, where_words
 from foldscope.core.readout.words import plural
@@ -103,8 +104,9 @@ def parts_explained(parts: list[Part]) -> list[str]:
 
 def _usd(value: float | None) -> str:
     """Four places at any size, as the legend, the tables and `foldscope cache` give a part: one figure for one
-    quantity (the sentence above the legend said $5.00 where the legend said $4.9951)."""
-    return "n/a" if value is None else f"${value:,.4f}"
+    quantity (the sentence above the legend said $5.00 where the legend said $4.9951); under a hundredth of a cent
+    "<$0.0001", as `cache` writes it (money_text.usd_text), never $0.0000."""
+    return usd_text(value)
 
 
 def duration(seconds: float) -> str:

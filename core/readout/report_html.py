@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from foldscope.core.model.money_text import usd_text
+
 RULE_COLOURS = {"ceiling": "#c0392b", "line": "#d68910", "target": "#1e8449"}
 CATEGORY_COLOURS = {
     "system and tools": "#6b5bbd",
@@ -71,7 +73,7 @@ def num(value: int | float | None) -> str:
 
 
 def usd(value: float | None) -> str:
-    return "—" if value is None else f"${value:,.4f}"
+    return "—" if value is None else usd_text(value)
 
 
 @dataclass

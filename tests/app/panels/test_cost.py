@@ -426,3 +426,15 @@ def test_an_undated_history_s_idle_chart_says_why_it_is_empty(qtbot, window, cor
     window.side_tabs.setCurrentIndex(0)  # away, so the tab's facts are made again when it is shown
     panel = open_cost(qtbot, window, corpus_dev / SESSION)  # a dated session keeps the chart's own words
     assert panel.gap_sentence.text().startswith("Each bar is the idle time before a request")
+
+
+def test_the_legend_and_the_librarys_money_write_a_sum_under_a_hundredth_of_a_cent_as_cache_does():
+    """review11: the Cost tab's legend gave a Copilot CLI session's parts as "fresh input $0.0000 (95 tokens)", where
+    `foldscope cache` writes <$0.0001."""
+    from foldscope.app.panels.cost import _money
+    from foldscope.app.panels.library_money import _usd
+    from foldscope.core.readout.cost_facts import Part
+
+    assert _money(Part("fresh", 95, 0.000019), True) == "<$0.0001 (95 tokens)"
+    assert _money(Part("output", 1500, 0.0123), True) == "$0.0123 (1,500 tokens)"
+    assert _usd(0.00002) == "<$0.0001" and _usd(None) == "n/a"
