@@ -392,7 +392,7 @@ class CostPanel(QWidget):
         self.legend.set_items([(part_colour(p.name), f"{p.label} {_money(p, facts.priced)}", f"{p.label}: {p.meaning}.") for p in shown])
         self.explained.setText(" ".join(parts_explained(shown) + (["; ".join(facts.notes)] if facts.notes else [])))
         self.gaps.set_rows(facts.cache.rows)
-        self.gap_sentence.setText(gap_sentence(facts.cache.implicit, timed=not untimed(facts.cache.rows)))
+        self.gap_sentence.setText(gap_sentence(facts.cache.implicit, timed=not untimed(facts.cache.rows), requests=len(facts.cache.rows)))
         self.requests_sentence.setText(
             (
                 "Each request's read, and what broke it where it fell short"

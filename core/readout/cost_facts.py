@@ -224,10 +224,16 @@ def untimed(rows: Sequence[CacheRow]) -> bool:
     return len(rows) > 1 and all(row.causes.gap_s is None for row in rows[1:])
 
 
-def gap_sentence(implicit: bool = False, timed: bool = True) -> str:
+def gap_sentence(implicit: bool = False, timed: bool = True, requests: int | None = None) -> str:
     """The idle strip in words; `implicit`: a cache the provider keeps by itself, read but never billed as a write;
-    not `timed`: the file dates none of its requests, so the strip stays empty and says why."""
+    not `timed`: the file dates none of its requests, so the strip stays empty and says why; fewer than two
+    `requests`: no request has one before it to be idle after, and the empty strip says so."""
     five, hour = (duration(s) for s in GAP_MARKS)
+    if requests is not None and requests < 2:
+        return (
+            f"The session made {plural(requests, 'request')}, so no request waited after another: no idle bar is "
+            f"drawn. With more, each bar is the idle time before a request, against the {five} and {hour} lines."
+        )
     if not timed:
         return (
             "The file records no time for its requests, so the idle time before each is not known: no bar is drawn, "

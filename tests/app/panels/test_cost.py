@@ -411,6 +411,8 @@ def test_the_heading_counts_the_requests_in_words_that_agree_one_request_many_re
     """short.jsonl bills one request (its reported usage: one requestId): 'Where the money went: 1 request'."""
     panel = open_cost(qtbot, window, str(corpus_dev / "claude_code" / "short.jsonl"))
     assert panel.heading.text() == "Where the money went: 1 request"
+    # review11: its idle chart was drawn empty under "Each bar is the idle time before a request": it now says why
+    assert panel.gap_sentence.text().startswith("The session made 1 request, so no request waited after another")
 
 
 def test_an_undated_history_s_idle_chart_says_why_it_is_empty(qtbot, window, corpus_dev, tmp_path):
