@@ -57,9 +57,11 @@ def add_statusline(p: argparse.ArgumentParser) -> None:
     p.add_argument("--install", action="store_true", help="print the settings.json entry for the agent (--agent)")
     p.add_argument(
         "--agent",
-        choices=("claude", "claude_code", "pi"),  # claude_code: the name sessions, usage and --format give the agent
+        # claude_code: the name sessions, usage and --format give the agent; the rest are told where their line goes
+        choices=("claude", "claude_code", "pi", *ELSEWHERE),
         default="claude",
-        help="with --install: claude or claude_code (default: Claude Code), or pi (its footer)",
+        help="with --install: claude or claude_code (default: Claude Code), or pi (its footer); another agent's name "
+        "says how to see the line beside it",
     )
     p.add_argument("--write", action="store_true", help="with --install: write it into the settings (a backup kept)")
     p.add_argument(
@@ -370,12 +372,37 @@ def settings_entry() -> dict[str, Any]:
     return {"statusLine": {"type": "command", "command": f"{command} statusline", "padding": 0}}
 
 
+# The agents `sessions --agent` names whose own screen foldscope does not set its line in: `--install --agent codex`
+# was refused as an invalid choice, where docs/cli.md gives such an agent `follow FILE --line`.
+ELSEWHERE = ("codex", "gemini_cli", "qwen_code", "copilot_cli", "opencode", "cline", "aider")
+
+
+def elsewhere_words(agent: str) -> str:
+    """Where an agent foldscope does not install into sees the line: `follow FILE --line` beside it."""
+    from foldscope.core.formats.registry import format_title
+
+    title = format_title(agent)
+    why = (
+        "its footer ([tui] status_line) takes only Codex's own items, no command (openai/codex#20244)"
+        if agent == "codex"
+        else "foldscope sets its line up only in Claude Code's status line and pi's footer"
+    )
+    return (
+        f"{title}: no status line to install ({why}); run `foldscope follow FILE --line` in a terminal pane or a "
+        f"tmux split beside it, FILE the session file {title} is writing (`foldscope sessions --agent {agent}` "
+        "lists them); nothing was written"
+    )
+
+
 def install(args: Any) -> int:
     """Print the settings.json entry; with --write put it in the settings, the rest kept and the old file backed up."""
     if getattr(args, "agent", "claude") == "pi":
         from foldscope.core.cli import statusline_pi
 
         return statusline_pi.install(args)
+    if getattr(args, "agent", "claude") in ELSEWHERE:
+        print(elsewhere_words(args.agent))
+        return 0
     entry = settings_entry()
     print(json.dumps(entry, indent=2))
     target = Path(args.settings).expanduser() if args.settings else Path.home() / ".claude" / "settings.json"

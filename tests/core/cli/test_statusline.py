@@ -1007,3 +1007,21 @@ def test_a_backup_in_the_same_second_as_another_takes_a_name_of_its_own(tmp_path
         settings.write_text(json.dumps({"n": n}))
         assert statusline_install.write_settings(settings, lambda s: s.update({"m": 1})) == 0
     assert sorted(json.loads(b.read_text())["n"] for b in tmp_path.glob("settings.json.*.bak")) == [0, 1, 2]
+
+
+def test_install_for_an_agent_it_cannot_set_up_says_where_the_line_goes_instead_of_refusing_the_name(tmp_path, capsys):
+    """review11: `statusline --install --agent codex` was refused as an invalid choice (claude, claude_code, pi), where
+    docs/cli.md gives Codex and the others `follow FILE --line`: every agent `sessions --agent` names is now taken,
+    and one foldscope cannot set up is told where its line goes, nothing written."""
+    from foldscope.core.formats.registry import agents
+
+    for spec in agents():
+        settings = tmp_path / f"{spec.name}.json"
+        assert cli.main(["statusline", "--install", "--agent", spec.name, "--write", "--settings", str(settings)]) == 0
+        out = capsys.readouterr().out
+        if spec.name in ("claude_code", "pi"):
+            continue
+        assert "foldscope follow FILE --line" in out and "nothing was written" in out and spec.title in out, out
+        assert not settings.exists()
+    assert cli.main(["statusline", "--install", "--agent", "codex"]) == 0
+    assert "openai/codex#20244" in capsys.readouterr().out
