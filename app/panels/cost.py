@@ -47,6 +47,7 @@ from foldscope.core.readout.cost_facts import (
     untimed,
 )
 from foldscope.core.readout.document import Document
+from foldscope.core.readout.usage_precision import near as near_mark
 from foldscope.core.readout.words import plural
 
 # (light, dark) per part of the bill; cache writes by cause from calm (expected) to loud (waste).
@@ -89,6 +90,7 @@ class CostBar(QWidget):
         super().__init__(parent)
         self.parts: list[Part] = []
         self.by_usd = True
+        self.near = ""  # "~" where the usage is approximate or estimated (usage_precision.near)
         self.selected: str | None = None
         self.setFixedHeight(30)
         self.setMouseTracking(True)
@@ -96,8 +98,8 @@ class CostBar(QWidget):
     def sizeHint(self) -> QSize:  # noqa: N802
         return QSize(400, 30)
 
-    def set_parts(self, parts: Sequence[Part], by_usd: bool) -> None:
-        self.parts, self.by_usd, self.selected = list(parts), by_usd, None
+    def set_parts(self, parts: Sequence[Part], by_usd: bool, near: str = "") -> None:
+        self.parts, self.by_usd, self.near, self.selected = list(parts), by_usd, near, None
         self.update()
 
     def _amount(self, p: Part) -> float:
@@ -132,7 +134,7 @@ class CostBar(QWidget):
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         p = self.part_at(event.position().x())
-        self.setToolTip("" if p is None else f"{p.label}: {_money(p, self.by_usd)}. {p.meaning}.")
+        self.setToolTip("" if p is None else f"{p.label}: {_money(p, self.by_usd, self.near)}. {p.meaning}.")
 
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         p = self.part_at(event.position().x())
@@ -142,8 +144,10 @@ class CostBar(QWidget):
             self.part_clicked.emit(p.name)
 
 
-def _money(p: Part, by_usd: bool) -> str:
-    return f"{usd_text(p.usd)} ({p.tokens:,} tokens)" if by_usd and p.usd is not None else f"{p.tokens:,} tokens"
+def _money(p: Part, by_usd: bool, near: str = "") -> str:
+    """A part's money and tokens; `near` ("~") before each where the session's usage is approximate or estimated."""
+    tokens = f"{near}{p.tokens:,} tokens"
+    return f"{near}{usd_text(p.usd)} ({tokens})" if by_usd and p.usd is not None else tokens
 
 
 class GapStrip(QWidget):
@@ -386,10 +390,13 @@ class CostPanel(QWidget):
             f"Where the money went: {plural(len(facts.cache.rows), 'request')}"
             + ("" if facts.priced else " (the model has no price: in tokens)")
         )
-        self.bar.set_parts(facts.parts, facts.priced)
-        self.bar_sentence.setText(facts.sentence())
+        near = near_mark(document.session)  # the README: Copilot CLI's estimate and Aider's rounding marked on every screen
+        self.bar.set_parts(facts.parts, facts.priced, near)
+        self.bar_sentence.setText(facts.sentence(near))
         shown = [p for p in facts.parts if p.tokens or p.usd]
-        self.legend.set_items([(part_colour(p.name), f"{p.label} {_money(p, facts.priced)}", f"{p.label}: {p.meaning}.") for p in shown])
+        self.legend.set_items(
+            [(part_colour(p.name), f"{p.label} {_money(p, facts.priced, near)}", f"{p.label}: {p.meaning}.") for p in shown]
+        )
         self.explained.setText(" ".join(parts_explained(shown) + (["; ".join(facts.notes)] if facts.notes else [])))
         self.gaps.set_rows(facts.cache.rows)
         self.gap_sentence.setText(gap_sentence(facts.cache.implicit, timed=not untimed(facts.cache.rows), requests=len(facts.cache.rows)))

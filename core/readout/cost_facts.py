@@ -83,18 +83,22 @@ class CostFacts:
     def part(self, name: str) -> Part:
         return next(p for p in self.parts if p.name == name)
 
-    def sentence(self) -> str:
-        """The bar's sentence: the total and its three largest parts, in words."""
+    def sentence(self, near: str = "") -> str:
+        """The bar's sentence: the total and its three largest parts, in words; `near` ("~", usage_precision.near)
+        before each figure of a session whose usage is approximate or foldscope's estimate, and said once."""
         total = self.total_usd
         if total is None:
             return (
                 "This session's model has no price, so its bill is shown in tokens: "
-                + ", ".join(f"{p.label} {p.tokens:,}" for p in self.parts if p.tokens)
+                + ", ".join(f"{p.label} {near}{p.tokens:,}" for p in self.parts if p.tokens)
                 + "."
             )
         top = sorted((p for p in self.parts if p.usd), key=lambda p: -(p.usd or 0))[:3]
-        share = ", ".join(f"{p.label} {_usd(p.usd)} ({(p.usd or 0) / total:.0%})" for p in top) if total else "nothing"
-        return f"The session cost {_usd(total)} as billed. Most went to {share}. Click a part to list the requests that make it up."
+        share = ", ".join(f"{p.label} {near}{_usd(p.usd)} ({(p.usd or 0) / total:.0%})" for p in top) if total else "nothing"
+        how = " (~: the file's usage is approximate, or foldscope's estimate from its totals)" if near else ""
+        return (
+            f"The session cost {near}{_usd(total)} as billed{how}. Most went to {share}. Click a part to list the requests that make it up."
+        )
 
 
 def parts_explained(parts: list[Part]) -> list[str]:

@@ -440,3 +440,19 @@ def test_the_legend_and_the_librarys_money_write_a_sum_under_a_hundredth_of_a_ce
     assert _money(Part("fresh", 95, 0.000019), True) == "<$0.0001 (95 tokens)"
     assert _money(Part("output", 1500, 0.0123), True) == "$0.0123 (1,500 tokens)"
     assert _usd(0.00002) == "<$0.0001" and _usd(None) == "n/a"
+
+
+def test_a_session_of_approximate_usage_has_its_bill_marked_on_the_cost_tab_as_on_every_screen(qtbot, window, corpus_dev, tmp_path):
+    """review11: the README says approximate usage (Aider's rounding, Copilot CLI's totals shared out) is marked ~ on
+    every screen; the Cost tab gave the bill and each part unmarked ("fresh input $0.0000 (95 tokens)")."""
+    from tests.core.formats.test_aider import HISTORY
+
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(HISTORY.replace("¶", "  ").split("# aider chat started at 2026-03-01 10:30:00")[0])
+    panel = open_cost(qtbot, window, path)
+    assert panel.bar_sentence.text().startswith("The session cost ~")
+    assert "(~: the file's usage is approximate" in panel.bar_sentence.text()
+    assert panel.legend.items and all(" ~" in words and "(~" in words for _, words, _ in panel.legend.items)
+    window.side_tabs.setCurrentIndex(0)  # away, so the tab's facts are made again when it is shown
+    panel = open_cost(qtbot, window, corpus_dev / SESSION)  # exact usage: no mark
+    assert "~" not in panel.bar_sentence.text() and not any("~" in words for _, words, _ in panel.legend.items)
