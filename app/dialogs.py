@@ -8,11 +8,13 @@ from pathlib import Path
 
 from foldscope.app.qt import (
     QAbstractItemView,
+    QApplication,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
     QFontDatabase,
     QHBoxLayout,
+    QHeaderView,
     QInputDialog,
     QLabel,
     QLineEdit,
@@ -307,7 +309,8 @@ def ask_clip_length(parent: QWidget, document: Document, index: int) -> int | No
 # -- opening an agent session found on this machine, or one sample of an Inspect AI log --------------
 
 # The start in UTC, as `foldscope sessions` prints it ("start (UTC)"): in local time one session read two times apart.
-AGENT_COLUMNS = ("Agent", "Project", "Start (UTC)", "Size", "Requests", "Model", "Cost")
+AGENT_COLUMNS = ("Agent", "Project", "Title", "Start (UTC)", "Size", "Requests", "Model", "Cost")
+TITLE_SHOWN = 60  # characters of a title in its cell; the search reads the whole title
 
 
 class AgentSessionsDialog(QDialog):
@@ -323,14 +326,17 @@ class AgentSessionsDialog(QDialog):
     def __init__(self, rows: list[dict] | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Open Agent Session")
-        self.resize(1000, 520)
+        # Wide enough for the title beside the figures; a laptop's screen less its frame where that is narrower.
+        screen = self.screen() or QApplication.primaryScreen()
+        free = screen.availableGeometry() if screen is not None else None
+        self.resize(min(1300, free.width()) if free else 1300, min(560, free.height() - 40) if free else 560)
         self.rows: list[dict] = []
         self.task = None
         # The row the dialog chose itself (the first shown), not the user: as newer sessions arrive during the scan,
         # the newest takes its place, so Open with nothing clicked opens the newest, not the first one read.
         self.auto_chosen: str | None = None
         self.search = QLineEdit()
-        self.search.setPlaceholderText("Search agent, project, model or file")
+        self.search.setPlaceholderText("Search agent, project, title, model or file")
         self.search.setAccessibleName("Search the agent sessions")
         self.search.textChanged.connect(self._filter)
         self.table = QTableWidget(0, len(AGENT_COLUMNS))
@@ -340,6 +346,11 @@ class AgentSessionsDialog(QDialog):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
+        # The title takes the width the figures leave (cut with … where long): sized to its text, it pushed the model
+        # and the cost a scroll away in the dialog's 1,000 pixels.
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(AGENT_COLUMNS.index("Title"), QHeaderView.ResizeMode.Stretch)
         self.table.doubleClicked.connect(lambda _index: self.accept())
         self.progress = QProgressBar()
         self.progress.setAccessibleName("Reading the agent sessions")
@@ -373,7 +384,6 @@ class AgentSessionsDialog(QDialog):
                 item = QTableWidgetItem(text)  # plain text: a project name from a file is data, never markup
                 item.setToolTip(row["path"])
                 self.table.setItem(r, c, item)
-        self.table.resizeColumnsToContents()
         if scanning:
             heading = f"Reading the sessions on this machine: {len(self.rows)} so far, newest first"
         elif self.rows:
@@ -439,13 +449,23 @@ class AgentSessionsDialog(QDialog):
         cost = "-" if row["cost_usd"] is None else near + dollars(row["cost_usd"])
         requests = "-" if row["requests"] is None else f"{row['requests']:,}"
         project = row["project"] + (f" ({row['problem']})" if row["problem"] else "")
-        return [row["agent"], project, start, f"{row['size'] / 1000:,.0f} kB", requests, row["model"] or "-", cost]
+        title = AgentSessionsDialog.title(row)
+        title = title if len(title) <= TITLE_SHOWN else title[: TITLE_SHOWN - 1] + "…"
+        return [row["agent"], project, title, start, f"{row['size'] / 1000:,.0f} kB", requests, row["model"] or "-", cost]
+
+    @staticmethod
+    def title(row: dict) -> str:
+        """The session's title as `sessions` gives it (the agent's own, else its first prompt in quotes), on one
+        line and without control characters: the text of a session file, shown as data."""
+        text = " ".join(str(row.get("title") or "").split())
+        text = "".join(ch for ch in text if ch.isprintable())
+        return f'"{text}"' if text and row.get("title_source") == "first prompt" else text
 
     def _filter(self, text: str, keep: str | None = None) -> None:
         words = text.lower().split()
         first_shown = kept = None
         for r, row in enumerate(self.rows):
-            haystack = " ".join(self.cells(row) + [row["path"]]).lower()
+            haystack = " ".join(self.cells(row) + [self.title(row), row["path"]]).lower()
             hidden = not all(w in haystack for w in words)
             self.table.setRowHidden(r, hidden)
             if not hidden and first_shown is None:

@@ -359,3 +359,36 @@ def test_the_agent_sessions_dialog_names_every_agent_it_looks_for_when_it_finds_
     heading = dialog.heading.text()
     assert heading.startswith("No agent sessions found")
     assert all(spec.title in heading for spec in agents()), heading
+
+
+def test_the_agent_sessions_dialog_names_each_session_by_its_title_as_sessions_does_and_finds_it_by_it(qtbot):
+    """review11: `foldscope sessions` gives each session its title (the agent's own, else the first prompt in
+    quotes), but the dialog showed none and its search did not read it: two sessions of one project told apart only
+    by their size. The title is a column of its own, plain and on one line, taking the width the figures leave."""
+    from foldscope.app.qt import QApplication
+
+    def row(name: str, title: str, source: str, start: float) -> dict:
+        return {
+            "agent": "claude_code", "path": f"/s/{name}.jsonl", "project": "/Users/user/repo", "start": start,
+            "size": 1000, "requests": 1, "model": "claude-sonnet-4-5-20250929", "cost_usd": 7.29, "problem": None,
+            "modified": start, "title": title, "title_source": source,
+        }  # fmt: skip
+
+    long = "ultrathink there is logic that tracks files in claude folder for sso conversations and the rest"
+    rows = [row("a", long, "first prompt", 1.8e9), row("b", "Cleared\x1b]0;x\x07 conversation\nhistory", "agent", 1.7e9)]
+    dialog = dialogs.AgentSessionsDialog(rows)
+    qtbot.addWidget(dialog)
+    column = dialogs.AGENT_COLUMNS.index("Title")
+    shown = dialog.table.item(0, column).text()
+    assert shown.startswith('"ultrathink there is logic') and shown.endswith("…") and len(shown) == dialogs.TITLE_SHOWN
+    assert dialog.table.item(1, column).text() == "Cleared]0;x conversation history"  # no control character
+    dialog.search.setText("sso conversations")  # past the cell's cut: the search reads the whole title
+    assert [r["path"] for r in dialog.visible_rows()] == ["/s/a.jsonl"]
+    dialog.search.setText("")
+    dialog.resize(1000, 520)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    QApplication.processEvents()
+    header = dialog.table.horizontalHeader()
+    last = header.count() - 1
+    assert header.sectionViewportPosition(last) + header.sectionSize(last) <= dialog.table.viewport().width()  # the cost in sight
