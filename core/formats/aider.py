@@ -218,6 +218,12 @@ def _choose(path: Path, runs: list[_Run], sample: str | None) -> _Run:
     chosen = next((r for r in runs if str(r.number) == sample.strip()), None)
     if chosen is None:
         raise ReadError(str(path), "", f"no aider run {sample!r} in the history (runs: {', '.join(str(r.number) for r in held)})")
+    if not chosen.holds_conversation:  # aider started and quit: the reader found nothing, and said only that
+        raise ReadError(
+            str(path),
+            "",
+            f"aider run {chosen.number} holds no conversation (runs that do: {', '.join(str(r.number) for r in held) or 'none'})",
+        )
     return chosen
 
 

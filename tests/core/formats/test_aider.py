@@ -325,6 +325,18 @@ def test_a_history_of_runs_without_messages_is_refused_in_one_line(tmp_path, cap
     assert len(err.splitlines()) == 1 and str(path) in err
 
 
+def test_a_run_that_holds_no_conversation_asked_for_by_number_is_named_as_such_with_the_runs_that_do(tmp_path, capsys):
+    """review11: a real history began with a run aider started and quit; `--session 1` said only "no messages found
+    for format aider", where the history's other run opens without it."""
+    path = tmp_path / ".aider.chat.history.md"
+    empty = "\n# aider chat started at 2026-02-28 08:00:00\n\n> Newer aider version v0.86.1 is available.  \n"
+    path.write_text(empty + HISTORY.replace("¶", "  ").split("# aider chat started at 2026-03-01 10:30:00")[0])
+    assert main(["inspect", str(path), "--session", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "aider run 1 holds no conversation (runs that do: 2)" in err, err
+    assert main(["inspect", str(path), "--session", "2"]) == 0
+
+
 def test_inspect_says_when_a_run_that_records_one_time_ran_not_that_it_lasted_0_s(tmp_path, capsys):
     """review8: every message of an Aider run carries the run's start (the history records no other time), and
     inspect said "ran 2025-12-03 14:43 to 2025-12-03 14:43 UTC (0 s)" of a run of twelve requests."""
