@@ -205,6 +205,15 @@ def run_inspect(args) -> dict[str, Any]:
     return result
 
 
+# A record kind as inspect's text counts it: the lists' word (core.readout.document.KIND_LABELS), as a noun.
+KIND_NOUNS = {
+    "system": "system message",
+    "instruction": "instruction",
+    "assistant": "assistant message",
+    "action_request": "call",
+    "action_response": "result",
+    "note": "note",
+}
 FOLDER_COMMANDS = "usage, cache, compactions and replay read every session in a folder; sessions lists those on this machine"
 
 
@@ -255,7 +264,9 @@ def format_inspect(result: dict[str, Any]) -> str:
     from foldscope.core.readout.usage_precision import figure
     from foldscope.core.readout.usage_precision import lines as precision_lines
 
-    kinds = ", ".join(f"{n:,} {kind}" for kind, n in result["by_kind"].items())
+    # The kinds in the words `view`, the lists and the map use ("65 calls", not "65 action_request"), each agreeing with
+    # its count; --json keeps the record's own kind names as its keys.
+    kinds = ", ".join(plural(n, KIND_NOUNS.get(kind, kind)) for kind, n in result["by_kind"].items())
     policy = result["policy"]
     lines = [
         f"{result['file']}: {result['format']}" + (f", model {result['model']}" if result["model"] else ""),

@@ -29,6 +29,16 @@ def test_inspect_reports_the_demo(capsys):
     assert result["peak_reported_input"] == max(r.usage.reported_input for r in session.trace)
 
 
+def test_inspect_counts_the_records_kinds_in_the_words_view_and_the_lists_use(capsys):
+    """review11: inspect said "(16 instruction, 47 assistant, 65 action_request, 65 action_response)" where `view`,
+    the lists and the map say call and result, and every table's noun agrees with its count; --json keeps the keys."""
+    assert main(["inspect", str(demo_path())]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("full record:"))
+    assert line.endswith("(1 system message, 1 instruction, 13 assistant messages, 28 calls, 28 results, 1 note)"), line
+    assert main(["inspect", str(demo_path()), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["by_kind"]["action_request"] == 28
+
+
 def test_inspect_sizes_are_exact_compiled_counts_under_the_launch_policy(capsys):
     from foldscope.core.request.count import Counter
 
