@@ -30,6 +30,8 @@ from foldscope.app.qt import (
     Signal,
 )
 from foldscope.app.worker import Task, run_task
+from foldscope.core.formats.registry import format_title
+from foldscope.core.readout.usage_precision import APPROXIMATE, approximate
 from foldscope.core.readout.words import plural
 
 
@@ -112,6 +114,13 @@ class RowsModel(QAbstractTableModel):
         return None
 
 
+def _peak(row: dict[str, Any]) -> int | str | None:
+    """A stored session's peak reported input, marked ~ where its format's usage is approximate (Aider's rounded
+    figures), as inspect and every screen of the open session mark it."""
+    peak = row["peak_reported_input"]
+    return f"{APPROXIMATE}{peak:,}" if peak is not None and approximate(row["format"]) else peak
+
+
 def _table(name: str, model: RowsModel) -> QTableView:
     table = QTableView()
     table.setAccessibleName(name)
@@ -151,11 +160,11 @@ class LibraryPanel(QWidget):
         self.sessions = RowsModel(
             [
                 ("Session", lambda r: Path(r["source"] or "").name or "(no file)"),
-                ("Format", lambda r: r["format"]),
+                ("Format", lambda r: format_title(r["format"])),  # the agent's name, as the status bar and sessions give it
                 ("Size", lambda r: human_size(r["source_bytes"])),
                 ("Messages", lambda r: r["messages"]),
                 ("Requests", lambda r: r["requests"]),
-                ("Peak reported input", lambda r: r["peak_reported_input"]),
+                ("Peak reported input", _peak),
             ],
             self,
         )

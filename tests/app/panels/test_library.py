@@ -55,3 +55,16 @@ def test_at_1366_the_library_shows_8_sessions_and_the_hits_table_once_there_is_a
     with qtbot.waitSignal(panel.search_finished, timeout=20_000):
         panel.search("the")
     assert panel.hit_table.isVisible() and panel.hits.rowCount()
+
+
+def test_the_session_table_names_each_format_by_its_agent_and_marks_approximate_usage(qtbot):
+    """review11: the library tab's Format column gave reader names ("copilot_cli", "claude_code"), where the status
+    bar and `sessions` name the agent, and an Aider history's rounded peak unmarked, where inspect writes ~6,300."""
+    from foldscope.app.panels.library import LibraryPanel
+
+    panel = LibraryPanel(None)
+    qtbot.addWidget(panel)
+    row = {"source": "/s/a.jsonl", "source_bytes": 1000, "messages": 8, "requests": 2, "peak_reported_input": 6300}
+    panel.sessions.set_rows([{**row, "format": "copilot_cli"}, {**row, "format": "aider"}, {**row, "format": "claude_code"}])
+    shown = [(panel.sessions.index(r, 1).data(), panel.sessions.index(r, 5).data()) for r in range(3)]
+    assert shown == [("GitHub Copilot CLI", "6,300"), ("Aider", "~6,300"), ("Claude Code", "6,300")]
