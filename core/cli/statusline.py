@@ -175,6 +175,9 @@ def run_statusline(args: Any) -> int:
                 _say("foldscope: the status line's input: transcript_path holds a NUL character, which no file name can")
                 return 0
             path, hooked = stdin["transcript_path"], True
+            if not _written(path):  # Claude Code runs the line before its first exchange writes the transcript
+                _say(f"foldscope: waiting for the session's first message ({terminal_safe(Path(path).name)} not written yet)")
+                return 0
         profile = args.profile or os.environ.get(ENV_PROFILE) or None
         figures = status_figures(path, profile, detach=hooked)
         if hooked:
@@ -204,6 +207,15 @@ def agent_says(stdin: dict[str, Any]) -> dict[str, Any]:
         "window": size if isinstance(size, int) and not isinstance(size, bool) else None,
         "cost_usd": usd if isinstance(usd, (int, float)) and not isinstance(usd, bool) else None,
     }
+
+
+def _written(path: str) -> bool:
+    """The transcript the agent named has something in it: Claude Code hands its path (at start, after /clear or a
+    /reload-plugins) before the first exchange writes it, and the bar said "cannot read the file: No such file"."""
+    try:
+        return os.path.getsize(path) > 0
+    except (OSError, ValueError):
+        return False
 
 
 def _say(text: str) -> None:

@@ -251,8 +251,24 @@ def test_a_transcript_path_holding_a_nul_is_named_as_the_input_s_not_the_os_s(mo
 
 
 def test_control_characters_in_an_error_never_reach_the_terminal(tmp_path, monkeypatch, capsys):
-    out = run_hook(monkeypatch, capsys, json.dumps(stdin_object(tmp_path / "a\x1b]52;c;x\x07.jsonl")))
-    assert "\x1b" not in out and "\x07" not in out and out.startswith("foldscope: ")
+    named = tmp_path / "a\x1b]52;c;x\x07.jsonl"
+    named.write_text("not a session\n")  # read, and refused: the error names the file
+    out = run_hook(monkeypatch, capsys, json.dumps(stdin_object(named)))
+    assert "\x1b" not in out and "\x07" not in out and out.startswith("foldscope: ") and "not a session file" in out
+
+
+def test_before_the_first_exchange_writes_the_transcript_the_line_says_it_waits_not_that_the_file_is_missing(tmp_path, monkeypatch, capsys):
+    """review11: Claude Code runs the status line with the transcript's path before its first exchange writes the
+    file (at start, after /clear), and the bar said "foldscope: ...: cannot read the file: No such file or
+    directory", read as broken; an empty file said "the file is empty". Both now say the line waits; --file at a
+    terminal still names a missing file."""
+    for path in (tmp_path / "new-session.jsonl", tmp_path / "empty.jsonl"):
+        if path.name == "empty.jsonl":
+            path.write_text("")
+        out = run_hook(monkeypatch, capsys, json.dumps(stdin_object(path)))
+        assert out == f"foldscope: waiting for the session's first message ({path.name} not written yet)\n", out
+    assert statusline.main(["--file", str(tmp_path / "typo.jsonl"), "--no-color"]) == 0
+    assert "No such file" in capsys.readouterr().out
 
 
 @needs_dev
@@ -476,7 +492,9 @@ def test_a_missing_file_is_said_as_every_command_says_it_not_as_pythons_errno(tm
     said = f"foldscope: {gone}: cannot read the file: No such file or directory"
     assert cli.main(["follow", str(gone), "--line", "--polls", "1", "--interval", "0"]) == 0
     assert capsys.readouterr().out.splitlines() == [said]
-    assert run_hook(monkeypatch, capsys, json.dumps(stdin_object(gone))).splitlines() == [said]
+    # the hook's transcript not there yet is Claude Code before its first exchange: said as waiting, naming the file
+    waiting = "foldscope: waiting for the session's first message (gone.jsonl not written yet)"
+    assert run_hook(monkeypatch, capsys, json.dumps(stdin_object(gone))).splitlines() == [waiting]
 
 
 def test_a_request_that_wrote_nothing_says_so_once():
