@@ -11,6 +11,7 @@ import html
 from foldscope.app.models.composition import Column, FactsModel, ItemRole, LargestFilter
 from foldscope.app.panels.shown_request import ShownRequestPanel
 from foldscope.app.panels.tab_titles import whole_tabs
+from foldscope.app.panels.window_map_blocks import LEAD_COLOURS
 from foldscope.app.qt import (
     QAbstractItemView,
     QColor,
@@ -38,6 +39,7 @@ from foldscope.core.readout.composition import (
     ASSISTANT,
     CALLS,
     COPIES,
+    FRAMING,
     HEAD,
     INSTRUCTIONS,
     NOTES,
@@ -68,6 +70,8 @@ LARGEST = (("largest 10", 10), ("largest 25", 25), ("largest 100", 100), ("all",
 def category_colour(name: str, shade: int = 0) -> QColor:
     if name in (UNSEEN, NOT_SPLIT):
         return muted_colour()
+    if name == FRAMING:  # the window map's framing grey: it fell to the system prompt's colour, one colour for two parts
+        return QColor(LEAD_COLOURS["framing"])
     if name.startswith(f"{UNSEEN}: "):  # a part of the unseen head (core.readout.head_split): a grey as its one block, by shade
         part = name.removeprefix(f"{UNSEEN}: ")
         return muted_colour().darker(HEAD_SHADES[ORDER.index(part) % len(HEAD_SHADES)] if part in ORDER else 130)

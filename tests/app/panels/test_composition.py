@@ -143,3 +143,16 @@ def test_the_heading_names_each_of_the_requests_three_sizes_as_the_cli_compositi
     assert main(["report", str(path), "-o", str(out)]) == 0
     capsys.readouterr()
     assert "<b>request 46</b>: " + sizes.replace("&", "&amp;") in out.read_text(encoding="utf-8")
+
+
+def test_the_bar_paints_the_framing_apart_from_the_system_prompt_and_as_the_window_map_does(qtbot):
+    """review11: the framing (the JSON around and between blocks) fell to the system prompt's purple in the
+    Composition bar, where the window map's legend draws it grey: a Qwen Code request with no system prompt showed a
+    tenth of its bar as one, in the system's colour."""
+    from foldscope.app.panels.composition import category_colour
+    from foldscope.app.panels.window_map_blocks import LEAD_COLOURS
+    from foldscope.core.readout.composition import ASSISTANT, CALLS, COPIES, FRAMING, HEAD, INSTRUCTIONS, NOTES, UNSEEN
+
+    framing = category_colour(FRAMING)
+    assert framing == LEAD_COLOURS["framing"]
+    assert all(framing != category_colour(other) for other in (HEAD, UNSEEN, INSTRUCTIONS, ASSISTANT, CALLS, NOTES, COPIES))
