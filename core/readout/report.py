@@ -18,6 +18,7 @@ from typing import Any
 
 from foldscope.core.forensics.usage import session_facts
 from foldscope.core.formats.lionagi_write import input_paths
+from foldscope.core.formats.registry import format_title
 from foldscope.core.model.outputs import output_target, write_output
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session, estimated_usage
@@ -196,12 +197,12 @@ def summary_section(data: ReportData) -> Section:
     near = near_mark(s)  # an agent's rounded usage (Aider's) or foldscope's estimate (Copilot CLI's), and what is made from it
     facts: list[tuple[str, str]] = [
         ("File", Path(s.source).name),
-        ("Format", s.format),
+        ("Format", format_title(s.format)),  # the agent by its name, as the window's status bar and `sessions` give it
         ("Model", s.model or "not recorded"),
         ("Date", f"{_utc(ran.start)} to {_utc(ran.end)}" if ran.start is not None else "not recorded"),
         ("Duration", f"{took} (first to last message or request, wall time)"),
         ("Project", ran.project),
-        ("Agent version", f"{s.format} {ran.version}" if ran.version else "not recorded in the file"),
+        ("Agent version", f"{format_title(s.format)} {ran.version}" if ran.version else "not recorded in the file"),
         ("Full record", plural(len(s.record), "message")),
         ("Active view", plural(len(s.view), "message")),
         ("Requests", f"{len(rows):,}"),

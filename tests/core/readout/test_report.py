@@ -315,7 +315,10 @@ def test_the_summary_says_when_how_long_where_and_which_agent_release(corpus_dev
     assert facts["Date"].startswith("2026-01-08 20:53 UTC to 2026-01-08 21:38 UTC")
     assert facts["Duration"].startswith("45 min")
     assert facts["Project"] == next(e["cwd"] for e in lines if "cwd" in e)
-    assert facts["Agent version"] == f"claude_code {next(e['version'] for e in lines if 'version' in e)}"
+    # review11: the page named the agent by its reader ("claude_code", "copilot_cli"), where the window's status bar
+    # and `sessions` name it as a person does
+    assert facts["Agent version"] == f"Claude Code {next(e['version'] for e in lines if 'version' in e)}"
+    assert facts["Format"] == "Claude Code"
 
 
 def test_the_conversation_is_there_folded_and_every_link_stays_on_the_page(corpus_dev):
