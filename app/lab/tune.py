@@ -25,6 +25,7 @@ from foldscope.app.qt import (
     QPainter,
     QPaintEvent,
     QPen,
+    QPlainTextEdit,
     QPointF,
     QProgressBar,
     QPushButton,
@@ -48,6 +49,7 @@ from foldscope.core.readout.tune_facts import (
     policy_grid,
     policy_words,
     session_paths,
+    settings_lines,
     sweep_local,
 )
 from foldscope.core.readout.words import plural
@@ -148,6 +150,20 @@ class TuneView(QWidget):
         self.caching.setPlaceholderText("as recorded (or on, off, on,off)")
         self.strategies = {name: QCheckBox(name) for name in SWEEP_STRATEGIES}
         self.strategies["adr"].setChecked(True)
+        # `tune --compact-at`: the agents' own compaction point swept, the answer as each agent's setting to write
+        self.compact_at = QLineEdit()
+        self.compact_at.setPlaceholderText("none (or fractions of each agent's window: 0.5,0.7,0.9)")
+        self.compact_at.setToolTip(
+            "The agent's own compaction at these fractions of its window, each session replayed with its agent's knob "
+            "(Claude Code's CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, Codex's model_auto_compact_token_limit, pi's "
+            "compaction.reserveTokens, Cline's autoCondenseThreshold, Gemini CLI's model.compressionThreshold); "
+            "with no strategy ticked, only these are swept"
+        )
+        # The recommendation as the settings to write, as `foldscope tune` prints it: shown once a sweep recommends.
+        self.settings = QPlainTextEdit()
+        self.settings.setReadOnly(True)
+        self.settings.setAccessibleName("The settings to write for the recommended policy")
+        self.settings.setVisible(False)
         self.workers = QSpinBox()
         self.workers.setRange(1, max(1, os.cpu_count() or 1))
         self.workers.setValue(max(1, min(2, os.cpu_count() or 1)))
@@ -194,6 +210,7 @@ class TuneView(QWidget):
             chosen.addWidget(box)
         chosen.addStretch(1)
         form.addRow("Strategies:", chosen)
+        form.addRow("Agent's compaction at:", self.compact_at)
         form.addRow("Worker processes:", self.workers)
         buttons = QHBoxLayout()
         buttons.addWidget(self.run_button)
@@ -201,6 +218,7 @@ class TuneView(QWidget):
         buttons.addWidget(self.progress, 1)
         results = QSplitter(Qt.Orientation.Vertical)
         results.addWidget(self.table)
+        results.addWidget(self.settings)
         results.addWidget(self.chart)
         column = QVBoxLayout(self)
         column.addLayout(form)
@@ -217,10 +235,16 @@ class TuneView(QWidget):
     def points(self) -> list[PolicyPoint]:
         """The grid the fields name; PolicyError names the field's key when a value is refused."""
         strategies = [name for name, box in self.strategies.items() if box.isChecked()]
-        if not strategies:
-            raise PolicyError("strategies", "strategy", "choose at least one")
+        if not strategies and not self.compact_at.text().strip():
+            raise PolicyError("strategies", "strategy", "choose at least one, or fractions for the agent's compaction")
         return policy_grid(
-            self.ceilings.text(), self.fold_ats.text(), self.targets.text(), self.bounds.text(), self.caching.text(), strategies
+            self.ceilings.text(),
+            self.fold_ats.text(),
+            self.targets.text(),
+            self.bounds.text(),
+            self.caching.text(),
+            strategies,
+            self.compact_at.text(),
         )
 
     def run(self) -> None:
@@ -251,6 +275,7 @@ class TuneView(QWidget):
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.status.setText(f"Sweeping {plural(len(points), 'policy', 'policies')} over {plural(len(paths), 'file')}…")
+        self.settings.setVisible(False)  # the last sweep's settings, until this one recommends
         self.task = run_task(
             sweep,
             "tune",
@@ -281,6 +306,9 @@ class TuneView(QWidget):
         failed = f"; the first failure: {result['failed'][0]['error']}" if result["failed"] else ""
         head = f"Recommended: {policy_words(rec['policy'])} ({rec['why']})." if rec["policy"] else f"No recommendation: {rec['why']}."
         self.status.setText(f"{head} {files_swept(result)}{failed}. {HOW_TO_READ}")  # sessions as `usage` and `tune` count them
+        settings = settings_lines(rec.get("settings") or []) if rec["policy"] else []
+        self.settings.setPlainText("\n".join(["The settings to write for the recommended policy:", *settings]) if settings else "")
+        self.settings.setVisible(bool(settings))
         self.sweep_finished.emit(result)
 
     def _failed(self, exc: BaseException) -> None:

@@ -19,6 +19,7 @@ from foldscope.core.model.money_text import usd_text as _usd
 from foldscope.core.model.outputs import output_target
 from foldscope.core.model.policy import PolicyError
 from foldscope.core.model.session import ReadError
+from foldscope.core.readout.tune_facts import agent_window
 from foldscope.core.replay.fleet import ENGINES, Cancelled, EngineError, run_engine
 from foldscope.core.replay.strategies import STRATEGIES
 from foldscope.core.replay.tune import (
@@ -186,15 +187,6 @@ def points_from(args) -> list[PolicyPoint]:
     )
 
 
-def agent_window(session) -> tuple[str, int | None]:
-    """The agent that ran a session and its window, by core.readout.agent_limits's rules (the ones every screen
-    shows): where the agent's own compaction knob is set, for `tune --compact-at`."""
-    from foldscope.core.readout.agent_limits import agent_of, context_window
-
-    window = context_window(session)
-    return agent_of(session), None if window is None else window.tokens
-
-
 def library_paths(db: str | None) -> list[str]:
     """The source files of the sessions in the library (a session whose source is gone fails by name)."""
     from foldscope.core.store.library import Library
@@ -358,6 +350,8 @@ def recommendation_lines(rec: Mapping[str, Any]) -> list[str]:
     """The recommendation, or why none: each policy with the sessions that rule it out, then the best policy for the
     rest; its saving and spread, the sessions where it did worse, and the settings to write. Counted in files, as the
     result's first line counts them: each file swept is a row, a subagent's file beside its session one of its own."""
+    from foldscope.core.readout.tune_facts import settings_lines
+
     lines: list[str] = []
     ruled = rec.get("ruled_out") or []
     if ruled:
@@ -383,18 +377,7 @@ def recommendation_lines(rec: Mapping[str, Any]) -> list[str]:
     lines.append(
         f"  worse than the recording in {plural(len(worse), 'file')}: {_files(worse)}" if worse else "  worse than the recording in no file"
     )
-    for setting in rec.get("settings", []):
-        if "yaml" in setting:
-            at = f" (a {setting['window']:,}-token window)" if setting.get("window") else ""
-            lines.append(f"  {setting['title']}{at}: {setting['where']}:")
-            lines += [f"    {line}" for line in setting["yaml"].splitlines()]
-            continue
-        lines.append(
-            f"  {setting['title']} (a {setting['window']:,}-token window; compacts at {setting['compacts_at']:,}): "
-            f"{setting['key']} = {setting['value']} in {setting['where']}: {setting['line']}"
-        )
-        if setting.get("note"):
-            lines.append(f"    {setting['note']}")
+    lines += [f"  {line}" for line in settings_lines(rec.get("settings", []))]
     return lines
 
 

@@ -175,3 +175,28 @@ def test_at_1366_pixels_every_figure_of_the_sweep_is_in_sight_the_policy_label_w
     assert header.sectionViewportPosition(last) + min(header.sectionSize(last), 60) <= view.table.viewport().width()
     label = view.sorted.index(0, 0)
     assert label.data(Qt.ItemDataRole.ToolTipRole).split("\n")[0] == label.data()  # the whole label, however narrow
+
+
+def test_the_lab_sweeps_the_agents_own_compaction_and_gives_the_setting_to_write_as_tune_does(qtbot, tmp_path, corpus_dev):
+    """review11: `foldscope tune --compact-at` sweeps each agent's own compaction point and prints the setting to
+    write (Claude Code's CLAUDE_AUTOCOMPACT_PCT_OVERRIDE ...), but the lab offered neither: a GUI user got a policy
+    name and no setting to put anywhere."""
+    import shutil
+
+    shutil.copy(corpus_dev / "claude_code" / "session-9eda1058.jsonl", tmp_path / "a.jsonl")
+    view = TuneView()
+    qtbot.addWidget(view)
+    view.folder.setText(str(tmp_path))
+    view.strategies["adr"].setChecked(False)
+    view.run_button.click()
+    assert view.status.text().startswith("Not run:") and view.task is None  # neither a strategy nor a fraction
+    view.compact_at.setText("0.6")
+    view.workers.setValue(1)
+    with qtbot.waitSignal(view.sweep_finished, timeout=120_000) as done:
+        view.run_button.click()
+    result = done.args[0]
+    assert [p["policy"] for p in result["policies"]] == ["agent's compaction at 0.6, bound as launched, caching as recorded"]
+    assert not view.settings.isHidden()
+    text = view.settings.toPlainText()
+    assert "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE = 60" in text and '"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "60"}' in text
+    qtbot.waitUntil(lambda: view.task is None)
