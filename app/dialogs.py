@@ -451,7 +451,11 @@ class AgentSessionsDialog(QDialog):
         project = row["project"] + (f" ({row['problem']})" if row["problem"] else "")
         title = AgentSessionsDialog.title(row)
         title = title if len(title) <= TITLE_SHOWN else title[: TITLE_SHOWN - 1] + "…"
-        return [row["agent"], project, title, start, f"{row['size'] / 1000:,.0f} kB", requests, row["model"] or "-", cost]
+        from foldscope.core.formats.registry import format_title
+
+        # The agent by its name, as the status bar and the library tab give it; the search reads its --agent name too.
+        agent = format_title(row["agent"])
+        return [agent, project, title, start, f"{row['size'] / 1000:,.0f} kB", requests, row["model"] or "-", cost]
 
     @staticmethod
     def title(row: dict) -> str:
@@ -465,7 +469,7 @@ class AgentSessionsDialog(QDialog):
         words = text.lower().split()
         first_shown = kept = None
         for r, row in enumerate(self.rows):
-            haystack = " ".join(self.cells(row) + [self.title(row), row["path"]]).lower()
+            haystack = " ".join(self.cells(row) + [self.title(row), row["agent"], row["path"]]).lower()
             hidden = not all(w in haystack for w in words)
             self.table.setRowHidden(r, hidden)
             if not hidden and first_shown is None:

@@ -385,6 +385,11 @@ def test_the_agent_sessions_dialog_names_each_session_by_its_title_as_sessions_d
     dialog.search.setText("sso conversations")  # past the cell's cut: the search reads the whole title
     assert [r["path"] for r in dialog.visible_rows()] == ["/s/a.jsonl"]
     dialog.search.setText("")
+    # the agent by its name, as the status bar and the library tab give it; its --agent name still finds it
+    assert dialog.table.item(0, dialogs.AGENT_COLUMNS.index("Agent")).text() == "Claude Code"
+    dialog.search.setText("claude_code")
+    assert len(dialog.visible_rows()) == 2
+    dialog.search.setText("")
     dialog.resize(1000, 520)
     dialog.show()
     qtbot.waitExposed(dialog)
