@@ -173,13 +173,15 @@ def agent_setting(agent: str, fraction: float, window: int) -> dict[str, Any] | 
 
 
 def lionagi_profile(name: str, keys: Mapping[str, Any]) -> str:
-    """A profile a lionagi run (and `foldscope replay --profile`, `tune --policies`) takes: the policy keys as YAML."""
-    lines = [f"{name}:"]
+    """A profile a lionagi run and `--profile FILE` take: the policy keys as YAML, the strategy (no policy key: a
+    replay's --strategy) and the point's name in a comment first, so the text saved as it is loads as the policy."""
+    strategy = keys.get("strategy")
+    lines = [f"# {name}: foldscope replay FILE --profile THIS_FILE" + (f" --strategy {strategy}" if strategy else "")]
     for key, value in keys.items():
-        if value is None:
+        if value is None or key == "strategy":
             continue
         text = ("true" if value else "false") if isinstance(value, bool) else f"{value:g}" if isinstance(value, float) else str(value)
-        lines.append(f"  {key}: {text}")
+        lines.append(f"{key}: {text}")
     return "\n".join(lines)
 
 

@@ -4,7 +4,6 @@ size the session's own were, and the knob written as each agent spells it (check
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from foldscope.core.forensics.compactions import find_compactions
 from foldscope.core.formats import load_session
@@ -15,7 +14,7 @@ from foldscope.core.replay.agent_settings import KNOBS, agent_setting, compactio
 from foldscope.core.replay.lab import run_strategy
 from foldscope.core.replay.layouts import Layouts
 from foldscope.core.replay.strategies import summary_model
-from foldscope.core.replay.tune import PolicyPoint, compact_points, points_from_profiles
+from foldscope.core.replay.tune import PolicyPoint, compact_points
 from foldscope.core.request.measure import Measure
 from foldscope.core.request.tokens import count_text
 from tests.core.forensics.traces import write_claude_code
@@ -141,23 +140,29 @@ def test_claude_codes_override_above_its_default_point_is_said_to_change_nothing
     assert "changes nothing" not in agent_setting("claude_code", 0.9, 200_000)["note"]  # 162,000: under it
 
 
-def test_the_lionagi_profile_a_recommendation_prints_loads_as_the_same_policy(tmp_path):
+def test_the_lionagi_profile_a_recommendation_prints_loads_with_profile_as_the_same_policy(tmp_path):
+    """review11: the profile was printed as a `tune --policies` entry (a name over the keys, `strategy` among them),
+    which `--profile FILE` refused ("adr-100000: not a policy key"): saved as printed, it now loads as the policy,
+    the strategy to replay it with named in its first line."""
+    saved = tmp_path / "profile.yaml"
     for fraction in (0.5, 0.9):
         point = compact_points([fraction])[0]
         (profile,) = [s for s in settings_for(point, [{"agent": "claude_code", "window": 200_000}]) if s["agent"] == "lionagi"]
-        (loaded,) = points_from_profiles(yaml.safe_load(profile["yaml"]), "printed")
-        assert (loaded.strategy, loaded.ceiling, loaded.fold_at) == ("compaction", "200000", fraction)
+        saved.write_text(profile["yaml"])
+        loaded = Policy.from_yaml(saved)
+        assert (loaded.max_input_tokens, loaded.context_fold_at) == (200_000, fraction)
+        assert profile["yaml"].splitlines()[0].endswith("--strategy compaction")
     fold = PolicyPoint("adr", "adr", "60000", 0.8, 0.5, 4000, True)
     (profile,) = settings_for(fold, [{"agent": "claude_code"}])
-    (loaded,) = points_from_profiles(yaml.safe_load(profile["yaml"]), "printed")
-    assert (loaded.strategy, loaded.ceiling, loaded.fold_at, loaded.target, loaded.result_max, loaded.caching) == (
-        "adr",
-        "60000",
+    saved.write_text(profile["yaml"])
+    loaded = Policy.from_yaml(saved)
+    assert (loaded.max_input_tokens, loaded.context_fold_at, loaded.context_fold_target, loaded.tool_result_max_chars) == (
+        60000,
         0.8,
         0.5,
         4000,
-        True,
     )
+    assert loaded.prompt_caching is True and profile["yaml"].splitlines()[0].endswith("--strategy adr")
 
 
 def test_every_agent_knob_names_a_documented_source():
