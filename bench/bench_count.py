@@ -353,12 +353,14 @@ def alternated(baseline: str, rounds: int, passed: list[str]) -> int:
     import subprocess
 
     cold = re.compile(r"Counter\(\)\.count, cold.*?([\d.]+) ms; two-core wall from its threads' CPU ([\d.]+) ms; wall measured ([\d.]+) ms")
+    edit = re.compile(r"Counter\.count after one message changes:\s+([\d.]+) ms")
     fastest = re.compile(
         r"ours against the fastest exact counter \((.*)\), target >= 0.8: CPU ([\d.]+); two-core wall ([\d.]+); wall measured ([\d.]+)"
     )
     trees = {"baseline": baseline, "this tree": None}
     best: dict[str, list[float]] = {}
     runs: dict[str, list[list[float]]] = {}
+    edits: dict[str, list[tuple[float, float]]] = {}  # each run's one edit and cold count, ms of CPU
     for round_ in range(1, rounds + 1):
         for name, path in trees.items():
             env = dict(os.environ)
@@ -367,15 +369,17 @@ def alternated(baseline: str, rounds: int, passed: list[str]) -> int:
                 env["PYTHONPATH"] = path
             load = os.getloadavg()[0]
             out = subprocess.run([sys.executable, __file__, *passed], env=env, capture_output=True, text=True, check=True).stdout
-            c, f = cold.search(out), fastest.search(out)
-            if c is None or f is None:
+            c, f, e = cold.search(out), fastest.search(out), edit.search(out)
+            if c is None or f is None or e is None:
                 print(out)
                 raise SystemExit(f"bench_count: no figures in the {name}'s output")
             figures = [float(x) for x in (*c.groups(), *f.groups()[1:])]
+            edits.setdefault(name, []).append((float(e.group(1)), figures[0]))
             print(
                 f"round {round_}, {name:9} (load {load:.1f}): cold {figures[0]:.1f} ms CPU, {figures[1]:.1f} ms two-core wall, "
                 f"{figures[2]:.1f} ms wall; against {f.group(1)}: CPU {figures[3]:.2f}, two-core wall {figures[4]:.2f}, "
-                f"wall measured {figures[5]:.2f}",
+                f"wall measured {figures[5]:.2f}; one edit {e.group(1)} ms CPU, re-estimate ratio "
+                f"{float(e.group(1)) / figures[0]:.4f}",
                 flush=True,
             )
             mine = best.setdefault(name, figures)
@@ -391,7 +395,8 @@ def alternated(baseline: str, rounds: int, passed: list[str]) -> int:
     for name, rows in runs.items():
         print(
             f"median, {name:9}: ours / the fastest by CPU {statistics.median(row[3] for row in rows):.2f}, two-core wall "
-            f"{statistics.median(row[4] for row in rows):.2f} ({len(rows)} rounds)"
+            f"{statistics.median(row[4] for row in rows):.2f}; one edit {statistics.median(e for e, _ in edits[name]):.2f} ms, "
+            f"re-estimate ratio {statistics.median(e / c for e, c in edits[name]):.4f} ({len(rows)} rounds)"
         )
     return 0
 

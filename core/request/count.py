@@ -14,10 +14,10 @@ the sum equals counting the whole text over random views and edits.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from foldscope.core.formats.images import image_tokens
@@ -39,6 +39,7 @@ from foldscope.core.request.compile import (
     request_head,
     short_key,
 )
+from foldscope.core.request.count_splice import Splice, spliced
 from foldscope.core.request.count_step import (
     Ahead,
     BodyParts,
@@ -46,11 +47,13 @@ from foldscope.core.request.count_step import (
     body_bytes,
     body_of,
     glue_of,
+    images_of,
     lay_out,
     one_replaced,
     places,
     plain_body,
     shared,
+    text_digest,
     text_key,
 )
 from foldscope.core.request.count_texts import PARALLEL_CHARS, Tokenising  # noqa: F401 - PARALLEL_CHARS: its old home
@@ -94,7 +97,9 @@ class Counter(Tokenising):
     shares its start with a recently measured one is planned and laid out only from where they part
     (core.request.count_step). A view that differs from a recently measured one by one result replaced with a
     copy of the same original (the clip's candidates) costs that result's block: every other block keeps
-    its key, glue and part, and the running counts shift by the difference (core.request.count_step.one_replaced).
+    its key, glue and part, and the running counts shift by the difference (core.request.count_step.one_replaced). A
+    view that differs from one by a few messages in its middle (an edit, another kind, a message removed or put in)
+    re-plans only the runs around them and keeps every block after them (core.request.count_splice).
     """
 
     KEEP = 4  # recently measured views kept to lay new ones out from
@@ -226,6 +231,13 @@ class Counter(Tokenising):
         def keys_of(rec, specs):
             return memo_keys(specs, rec, policy, first_round, plain)
 
+        if base is not None and p < len(base.messages) and p < len(messages):  # parts from base: perhaps only a few messages differ
+            splice = spliced(
+                base, messages, p, inputs, self._serial, record=record, tools=tools, first_round=first_round,
+                caching=policy is not None and policy.caching, keys_of=keys_of,
+            )  # fmt: skip
+            if splice is not None:
+                return self._spliced(base, splice, record, policy, first_round)
         laid = lay_out(
             messages,
             base,
@@ -283,21 +295,31 @@ class Counter(Tokenising):
         where[id(view[i])] = (si, fi)
         # Every other field as base's: the same system, runs, roles, marks and head.
         laid = replace(base, serial=self._serial, messages=view, seq=seq, flat=flat, keys=keys, parts=parts, cum=cum, kept=fi)
-        laid.since, laid.where, laid.total, laid.kept_tokens = base.serial, where, base.total + delta, None
+        laid.since, laid.where, laid.total, laid.kept_tokens, laid.refs = base.serial, where, base.total + delta, None, None
         laid.top = carried_top(base, fi)
         return self._remembered(laid, fi + 1)
 
-    def _count_laid(self, laid: Laid, record, policy, first_round) -> None:
-        """Count the blocks from laid.kept on: tokenise new bodies, then fill parts and running counts."""
+    def _spliced(self, base: Laid, found: Splice, record, policy, first_round) -> Measurement:
+        """A view laid out from `base` by a splice (core.request.count_splice): the region's blocks counted (and the
+        block before it, whose glue may change), then base's parts from the right cut on, the running counts shifted."""
+        laid = found.laid
+        self._count_laid(laid, record, policy, first_round, found.count)
+        found.close()
+        laid.top = carried_top(base, laid.kept)
+        return self._remembered(laid, laid.kept + 1)
+
+    def _count_laid(self, laid: Laid, record, policy, first_round, n: int | None = None) -> None:
+        """Count the blocks from laid.kept on (`n` of them, else all): tokenise new bodies, then fill parts and running counts."""
         start = laid.kept
         # The blocks to count as plain lists, indexed from `start`: reading a Shared item by item costs a call each.
-        flat, keys = list(laid.flat.since(start)), list(laid.keys.since(start))
+        flat, keys = list(islice(laid.flat.since(start), n)), list(islice(laid.keys.since(start), n))
         bodies = self._memo(laid.inputs[2])
         new_keys, texts, ready = self._new_bodies(laid, flat, keys, bodies, record, policy, first_round)
         self._tokenise(new_keys, texts, bodies)
         for key, made in ready.items():
             bodies[key] = made + self._images.pop(key, 0)
-        self._fill_parts(laid, flat, keys, list(laid.roles.since(start)), bodies)
+        # The role of the block after the n closes the last one's glue.
+        self._fill_parts(laid, flat, keys, list(islice(laid.roles.since(start), None if n is None else n + 1)), bodies)
 
     def _new_bodies(self, laid: Laid, flat: list, keys: list, bodies: dict, record, policy, first_round) -> tuple[list, list, dict]:
         """The memo keys and texts to tokenise for laid's blocks from laid.kept on (its head's too), in two lists, and the
@@ -510,7 +532,7 @@ class Counter(Tokenising):
 
     def count_text(self, text: str) -> int:
         """tokens.count_text, memoised by the text's SHA-256 (kept in the memo, so a reopened session counts none again)."""
-        key = _text_key(text)
+        key = text_digest(text)
         n = self._texts.get(key)
         if n is None and self.ahead is not None:
             n = self.ahead.take(text_key(key))
@@ -531,7 +553,7 @@ class Counter(Tokenising):
         texts = list(dict.fromkeys(texts))
         for text, n in zip(texts, counts_of(texts)):
             if n is not None:
-                self._texts.setdefault(_text_key(text), n)
+                self._texts.setdefault(text_digest(text), n)
 
     def memo(self) -> tuple[dict, dict, dict, dict]:
         """What this counter has counted: each block body's tokens by its memo key, each glue's and each head's by
@@ -566,21 +588,6 @@ class Counter(Tokenising):
 def _is_head(key: Any) -> bool:
     """Whether a key of a layout is its head's (("head", text)), not a block's memo key (a message or a block_key)."""
     return type(key) is tuple and key[0] == "head"
-
-
-def images_of(spec) -> int:
-    """The image tokens a block carries: its message's images (core.formats.images), none on a tool call."""
-    if spec.tag == "tool_use":
-        return 0
-    message = spec.message
-    # Without an "images" entry image_tokens gives 0: asked first, one call where it makes four (an ABC isinstance
-    # among them), on every block a view brings.
-    return image_tokens(message) if "images" in message.metadata else 0
-
-
-def _text_key(text: str) -> bytes:
-    """A plain text's key in the counter's memo: its SHA-256 (a lone surrogate, half an emoji, as surrogatepass writes it)."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
 def count_text(text: str) -> int:

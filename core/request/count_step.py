@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,6 +24,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from foldscope.core.formats.images import image_tokens
 from foldscope.core.model import shared_start as _shared
 from foldscope.core.model.canonical import canonical_bytes
 from foldscope.core.model.running_sum import common_start
@@ -80,6 +82,9 @@ class Laid:
     # The tokens of the `kept` blocks, when lay_out had them cheaper than a walk over the kept blocks of their last
     # chunk (core.request.count.kept_total): the state's total less the few blocks it did not keep.
     kept_tokens: int | None = None
+    # The view's references by id (core.request.count_splice.Refs), counted when a splice is first tried from it;
+    # False: an id is in it twice, so none is.
+    refs: Any = field(default=None, repr=False)
 
 
 def places(laid: Laid) -> dict:
@@ -116,10 +121,12 @@ def one_replaced(
         return None
     old_view = base.messages
     i = common_start(old_view, messages)
-    if i == len(messages) or common_start(old_view[i + 1 :], messages[i + 1 :]) != len(messages) - i - 1:
+    if i == len(messages):
         return None
     old, new = old_view[i], messages[i]
     if old.kind != "action_response" or new.kind != "action_response" or record is None:
+        return None  # asked before the rest is compared: an edit of an answer is no copy's
+    if common_start(old_view[i + 1 :], messages[i + 1 :]) != len(messages) - i - 1:
         return None
     src = old.clipped_from or old.id
     if new.clipped_from != src or new.id == src or new.id == old.id or src not in record:
@@ -433,7 +440,7 @@ def lay_out(
     planned, irregular = plan_runs(tail, by_id, record)
     if irregular and base is not None and cut > 0:
         return _whole(messages, inputs, serial, record, policy, tools, first_round, marks, keys_of)
-    tail_flat, tail_roles, new_aruns = _flattened(planned, tail, cut, k)
+    tail_flat, tail_roles, new_aruns = flattened(planned, tail, cut, k)
     placed = None
     if caching and marks:
         placed = _placed_marks(base, tail_flat, k, first_round, any(m.text for m in system) or bool(tools))
@@ -502,7 +509,7 @@ def _extension(
     return seq, cut, k, by_id, tail, new
 
 
-def _flattened(planned: list, tail: Sequence[Message], cut: int, k: int) -> tuple[list[BlockSpec], list[str], list[tuple[int, int]]]:
+def flattened(planned: list, tail: Sequence[Message], cut: int, k: int) -> tuple[list[BlockSpec], list[str], list[tuple[int, int]]]:
     """plan_runs' runs of `tail` (the seq from position `cut` on, its first block at flat position k) as flat lists:
     the blocks, each block's role, and where re-planning may start in each assistant run (starts)."""
     tail_flat: list[BlockSpec] = []
@@ -566,3 +573,18 @@ def _whole(messages, inputs, serial, record, policy, tools, first_round, marks, 
     return lay_out(
         messages, None, 0, inputs, serial, record=record, policy=policy, tools=tools, first_round=first_round, marks=marks, keys_of=keys_of
     )
+
+
+def images_of(spec) -> int:
+    """The image tokens a block carries: its message's images (core.formats.images), none on a tool call."""
+    if spec.tag == "tool_use":
+        return 0
+    message = spec.message
+    # Without an "images" entry image_tokens gives 0: asked first, one call where it makes four (an ABC isinstance
+    # among them), on every block a view brings.
+    return image_tokens(message) if "images" in message.metadata else 0
+
+
+def text_digest(text: str) -> bytes:
+    """A plain text's key in the counter's memo: its SHA-256 (a lone surrogate, half an emoji, as surrogatepass writes it)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
