@@ -453,6 +453,27 @@ def main(argv: list[str] | None = None) -> int:
     )
     assert edit_tokens == len(enc.encode_ordinary(counted_text(compile_request(edited_view, record=record))))
 
+    # The GUI's hand actions in the middle of the view: one answer removed (evict), one note put in (a restore's insert).
+    answers = iter([i for i in range(middle, len(view)) if view[i].kind == "assistant"][: args.repeat])
+
+    def one_removal() -> list:  # each time another answer, so that no view counted before is counted again
+        i = next(answers)
+        counter.count(view, record=record)  # the view as it stood: the counter has it laid out already
+        removed = view[:i] + view[i + 1 :]
+        return [removed, counter.count(removed, record=record)]
+
+    remove_time, (removed, remove_tokens) = best(one_removal, args.repeat)
+    assert remove_tokens == len(enc.encode_ordinary(counted_text(compile_request(removed, record=record))))
+    notes = iter(range(10**6))
+
+    def one_insert() -> int:
+        note = Message(f"note{next(notes)}", "note", 0, {"assistant_response": "Folded: three reads of src/."})
+        return counter.count(view[:middle] + [note] + view[middle:], record=record)
+
+    insert_time, insert_tokens = best(one_insert, args.repeat)
+    inserted = view[:middle] + [Message("n", "note", 0, {"assistant_response": "Folded: three reads of src/."})] + view[middle:]
+    assert insert_tokens == len(enc.encode_ordinary(counted_text(compile_request(inserted, record=record))))
+
     # The next request: the view with one more answer appended (the counter re-plans from its last turn).
     appends = iter(range(10**6))
 
@@ -469,6 +490,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{cold_two * 1000:.1f} ms; wall measured {cold_wall * 1000:.1f} ms"
     )
     print(f"Counter.count after one message changes:  {edit_time * 1000:8.1f} ms")
+    print(f"Counter.count with one answer removed:    {remove_time * 1000:8.1f} ms")
+    print(f"Counter.count with one note put in:       {insert_time * 1000:8.1f} ms")
     print(f"Counter.count of the view plus one answer: {append_time * 1000:8.1f} ms")
     print(f"throughput ratio (raw / ours, target >= 0.8):           {raw_time / cold_time:.2f}")
     load = os.getloadavg()[0]

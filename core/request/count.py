@@ -254,6 +254,8 @@ class Counter(Tokenising):
         self._count_laid(laid, record, policy, first_round)
         if base is not None and laid.since == base.serial:
             laid.top = carried_top(base, laid.kept)
+            if p == len(base.messages) == len(messages):
+                laid.refs = base.refs  # the same messages: the same references (core.request.count_splice)
         kept = laid.kept + 1 if base is not None and base.head == laid.head else 0
         return self._remembered(laid, kept)
 
