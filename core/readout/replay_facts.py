@@ -114,6 +114,7 @@ def modelled_recording(t: Mapping[str, Any]) -> dict[str, Any]:
         "cache_read": t["modelled_cache_read"],
         "cache_write": t["modelled_cache_write"],
         "cost_usd": t["modelled_cost_usd"],
+        **({"output": t["modelled_output"]} if "modelled_output" in t else {}),  # with the requests that reported none
         "cache_write_1h": t.get("modelled_cache_write_1h"),  # the stable head's, as every strategy is modelled
         "reported_requests": 0,
         "reported_peak": None,

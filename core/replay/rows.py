@@ -76,7 +76,11 @@ class StrategyRun:
         if self.summed is not None:
             return dict(self.summed)
         rows = self.rows
-        costs = [r.cost_usd for r in rows]
+        # The recording's bill is what the provider reported: a request that reported no usage (a failed one, as Cline
+        # records it) is in the modelled figures, never in the bill, as `usage` and `cache` leave it out of theirs.
+        billed = [r for r in rows if r.reported] if self.strategy == "recorded" and any(r.reported for r in rows) else rows
+        unbilled = [r for r in rows if not r.reported] if billed is not rows else []
+        costs = [r.cost_usd for r in billed]
         refusals = sum(r.refused for r in rows)
         # A refused request sends nothing and bills nothing: a cost summed over the others is not the session's, so
         # it is given as None with why (never as the $0 an all-refused run would sum to); what was sent, apart.
@@ -89,11 +93,11 @@ class StrategyRun:
             "reported_peak": max((r.reported_input or 0 for r in rows), default=0) or None,
             "over_ceiling": sum(r.over_ceiling for r in rows),
             "refused": sum(r.refused for r in rows),
-            "fresh": sum(r.fresh for r in rows),
-            "cache_read": sum(r.cache_read for r in rows),
-            "cache_write": sum(r.cache_write for r in rows),
-            "cache_write_1h": sum(r.cache_write_1h for r in rows),
-            "output": sum(r.output for r in rows),
+            "fresh": sum(r.fresh for r in billed),
+            "cache_read": sum(r.cache_read for r in billed),
+            "cache_write": sum(r.cache_write for r in billed),
+            "cache_write_1h": sum(r.cache_write_1h for r in billed),
+            "output": sum(r.output for r in billed),
             "rewrites": sum(r.change == "rewrite" for r in rows),
             "appends": sum(r.change == "append" for r in rows),
             "folds": sum(r.folds for r in rows),
@@ -110,6 +114,17 @@ class StrategyRun:
             "modelled_cache_write": sum(r.modelled_cache_write for r in rows),
             "modelled_cache_write_1h": sum(r.modelled_cache_write_1h for r in rows),
             "modelled_cost_usd": None if not_comparable else usd_sum([r.modelled_cost_usd for r in rows]),
+            # the requests left out of the bill: how many, their modelled cost, and every request's output for the
+            # modelled recording, which holds them
+            **(
+                {
+                    "unreported_requests": len(unbilled),
+                    "unreported_modelled_usd": usd_sum([r.modelled_cost_usd for r in unbilled]),
+                    "modelled_output": sum(r.output for r in rows),
+                }
+                if unbilled
+                else {}
+            ),
             # the largest predicted input the fold decided on (None: it never decided, as with no ceiling)
             **(
                 {"predicted_peak": max((r.predicted for r in rows if r.predicted is not None), default=None)}
@@ -143,7 +158,14 @@ def summarised(run: StrategyRun) -> StrategyRun:
 def model_vs_reported(t: dict[str, Any]) -> str:
     """One line: the recording as billed against what the cache model gives for the same requests."""
     return (
-        f"recorded as billed ({t['reported_requests']:,} of {t['requests']:,} requests reported); model vs reported: "
+        f"recorded as billed ({t['reported_requests']:,} of {t['requests']:,} requests reported"
+        + (
+            f"; the {t['unreported_requests']:,} that reported no usage left out of the bill, "
+            f"{usd_text(t['unreported_modelled_usd'])} modelled"
+            if t.get("unreported_requests")
+            else ""
+        )
+        + "); model vs reported: "
         f"fresh {t['modelled_fresh']:,} vs {t['fresh']:,}, cache read {t['modelled_cache_read']:,} vs "
         f"{t['cache_read']:,}, cache write {t['modelled_cache_write']:,} vs {t['cache_write']:,}, "
         f"cost {usd_text(t['modelled_cost_usd'])} vs {usd_text(t['cost_usd'])}"
