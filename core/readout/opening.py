@@ -203,7 +203,7 @@ def _open_document(
 ) -> Document:
     from foldscope.core.formats import load_session
     from foldscope.core.model.session import LibraryError
-    from foldscope.core.request.counting.backend import hint
+    from foldscope.core.request.counting.backend import Backend, hint
     from foldscope.core.request.long_pieces import reporting
 
     report(0, 0, f"Reading {Path(path).name}")
@@ -214,7 +214,9 @@ def _open_document(
         reopened = reopen_from_library(db, path, sample)
     except LibraryError as exc:
         problem = str(exc)
-    counter, stored = Counter(threads=1), None
+    # The window's process leaves to a child counting ahead every count it could send it, so it builds no encoder for the
+    # measure where one runs (64 MiB of the window's peak); where none runs (no free core) it counts in-line.
+    counter, stored = Counter(threads=1, backend=Backend(counts_here=False)), None
     if reopened is not None:
         library_id, session, memo, stored = reopened
         if memo is not None:

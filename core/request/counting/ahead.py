@@ -77,7 +77,11 @@ class CountsAhead:
     for a key it has not counted: the count when it was counted ahead (waiting for the child when its batch is
     on the way), else None, and `body` for the text rendered ahead, so a miss is not rendered twice. `close`
     stops the child. The measure's thread (the one that made this) calls these; `take` from any other thread
-    sharing the counter gives only counts already made; the courier threads only carry batches."""
+    sharing the counter gives only counts already made; the courier threads only carry batches.
+
+    With `counts_here` False this process leaves every count it sent to the child: `take` waits for the child from its
+    first batch (WAIT_FOR_START) and never counts a waiting batch itself (COUNT_WHILE_WAITING), so the measure builds
+    no encoder here while the child answers (the window: quicktok's encoder is 64 MiB of its peak)."""
 
     def __init__(
         self,
@@ -88,8 +92,10 @@ class CountsAhead:
         thinking: bool = False,
         lengths: dict[Any, int] | None = None,
         spawn: Callable[[], child.Child | None] | None = None,
+        counts_here: bool = True,
     ) -> None:
         self._record = record
+        self.counts_here = counts_here  # False: nothing sent to the child is counted in this process (see the class)
         self._spawn = spawn  # how its child is had (core.request.counting.backend: the one started during the read); else child.spawn
         self._lengths = lengths  # each rendered body's UTF-8 length by memo key, for the prefix meter (Counter.lengths)
         self._policy = policy
@@ -163,14 +169,14 @@ class CountsAhead:
             return None
         if batch is self._open:
             self._flush()  # needed now: send it rather than wait for it to fill
-        if not (WAIT_FOR_START or self._ready.is_set()):
+        if not self._waits_from_start() and not self._ready.is_set():
             return None  # the child is still starting: the measure does not wait for it
         while not batch.done.is_set():
             # Rather than wait: count in-line the batch needed, if the child has not taken it, else the one
             # furthest ahead, so both cores work until the child answers.
             mine: _Batch | None = None
             with self._lock:
-                if not COUNT_WHILE_WAITING:
+                if not (COUNT_WHILE_WAITING and self.counts_here):
                     pass
                 elif batch in self._queue:
                     self._queue.remove(batch)
@@ -189,7 +195,7 @@ class CountsAhead:
         never counted here, so this process builds no encoder for them): None for a text holding a long piece (the
         counter's to count, as a response's thinking is), and for every text when the child has not answered yet or
         does not answer now. For what a caller will count after the measure (the report's summaries)."""
-        if self._child is None or self._failed or not self._ready.is_set():
+        if self._child is None or self._failed or not (self._ready.is_set() or self._waits_from_start()):
             return [None] * len(texts)
         sent = [i for i, text in enumerate(texts) if not has_long_piece(text)]
         if not sent:
@@ -206,6 +212,10 @@ class CountsAhead:
             got[i] = self._counts.pop(key, None)
             self._batch_of.pop(key, None)
         return got
+
+    def _waits_from_start(self) -> bool:
+        """Whether the measure waits for the child's first answer rather than count in-line meanwhile."""
+        return WAIT_FOR_START or not self.counts_here
 
     def _count_here(self, batch: _Batch) -> None:
         """Count a batch the child never took, in this process."""
@@ -251,7 +261,7 @@ class CountsAhead:
             key = (block_key(spec, record, self._policy, first_round), self._pk)
             if key in self._bodies or key in self._counts or key in self._batch_of or self._known(key):
                 continue
-            waits = not (WAIT_FOR_START or self._ready.is_set())
+            waits = not (self._waits_from_start() or self._ready.is_set())
             if waits and spec.tag == TEXT and spec.mark is None and len(spec.message.text) >= HUGE_CHARS:
                 continue  # left below once rendered, so not rendered: a huge text's body whole is its text twice more
             try:

@@ -26,7 +26,14 @@ class Backend:
     child counting the record's bodies ahead of need (core.request.counting.ahead). The Measure asks `start` when its
     counting pass begins and `stop` when the measure ends, whatever ended it; between them the Counter takes the
     counts the child made (Counter.ahead). Whether a child runs is decided here, at `start`: the switch
-    (core.request.counting.children_allowed), the record's text, the counter's memo and a free core."""
+    (core.request.counting.children_allowed), the record's text, the counter's memo and a free core.
+
+    `counts_here` False (the window's load): where a child counts, this process counts nothing it could send it, so it
+    never builds quicktok's encoder (64 MiB) for the measure: the child is waited for from its first batch, and a batch
+    it has not answered is never counted here (CountsAhead.counts_here). Where no child runs, all is counted in-line."""
+
+    def __init__(self, counts_here: bool = True) -> None:
+        self.counts_here = counts_here
 
     def start(self, counter: Any, record: FullRecord, policy: Any, key: tuple, thinking: bool = False) -> CountsAhead | LaterHalf | None:
         """A child counting the record's block bodies under `policy` (its policy key `key`; with `thinking` the
@@ -49,7 +56,14 @@ class Backend:
             return None
         lengths = counter.lengths.setdefault(key, {}) if counter.lengths is not None else None
         counter.ahead = CountsAhead(
-            record, policy, key, known=counter.is_counted, thinking=thinking, lengths=lengths, spawn=_child_for_ahead
+            record,
+            policy,
+            key,
+            known=counter.is_counted,
+            thinking=thinking,
+            lengths=lengths,
+            spawn=_child_for_ahead,
+            counts_here=self.counts_here,
         )
         return counter.ahead
 
