@@ -1,0 +1,81 @@
+"""The window's load leaves to the child counting ahead every count it sent it, so its process builds no encoder for them."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from foldscope.core.formats.demo import demo_path
+from foldscope.core.readout import opening
+from foldscope.core.request.counting import ahead, backend
+
+
+@pytest.fixture
+def late_child(monkeypatch):
+    """A child counting ahead from the first character, as the window has it (neither WAIT_FOR_START nor COUNT_WHILE_WAITING
+    changed), whose first batch goes down its pipe only once the measure has asked for a count: the measure asks before
+    the child could answer, as it does at 50k when the child is still starting. Gives the CountsAhead made, and what
+    this process counted of the batches it sent (CountsAhead._count_here)."""
+    monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
+    monkeypatch.setattr(backend, "free_core", lambda: True)
+    monkeypatch.setattr(ahead, "START_CHARS", 0)
+    monkeypatch.setattr(ahead, "BATCH_CHARS", 2 << 10)
+    monkeypatch.setattr(ahead, "LEAD_CHARS", 16 << 10)
+    monkeypatch.setattr(ahead, "START_SECONDS", 120.0)  # a child starting on a loaded machine is waited for, never given up
+    asked = threading.Event()
+    made: list[ahead.CountsAhead] = []
+    here: list[int] = []
+    send_all, take, count_here = ahead.CountsAhead._send_all, ahead.CountsAhead.take, ahead.CountsAhead._count_here
+
+    def gated_send_all(self, down):
+        asked.wait()
+        send_all(self, down)
+
+    def asking(self, key):
+        if self not in made:
+            made.append(self)
+        asked.set()
+        return take(self, key)
+
+    def counting_here(self, batch):
+        here.append(sum(map(len, batch.texts)))
+        count_here(self, batch)
+
+    monkeypatch.setattr(ahead.CountsAhead, "_send_all", gated_send_all)
+    monkeypatch.setattr(ahead.CountsAhead, "take", asking)
+    monkeypatch.setattr(ahead.CountsAhead, "_count_here", counting_here)
+    return made, here
+
+
+def _opened(tmp_path, name: str):
+    """The demo session opened as the window's load opens it: (each message's tokens, the record's count, the Counter)."""
+    document = opening.open_document(demo_path(), str(tmp_path / f"{name}.db"))
+    return document.tokens, document.record_count, document.counter
+
+
+def test_the_windows_load_counts_nothing_it_sent_the_child_even_before_the_childs_first_answer(late_child, tmp_path, monkeypatch):
+    made, here = late_child
+    tokens, total, counter = _opened(tmp_path, "window")
+    with monkeypatch.context() as local:
+        local.setenv("FOLDSCOPE_COUNTING", "local")
+        alone = _opened(tmp_path, "alone")
+    assert (tokens, total) == alone[:2], "the child's counts gave other figures than counting in-line"
+    # Every body sent ahead was the child's: what the counter tokenised itself is what was never sent (the head, misses).
+    assert counter.tokenised_chars < alone[2].tokenised_chars / 4, "the window's process counted what the child was sent"
+    assert here == [], f"{sum(here)} characters of batches sent to the child counted in the window's process"
+    assert made and made[0].counted_ahead > 0, "no child counted ahead: the test proved nothing"
+
+
+def test_a_measure_that_may_count_here_counts_in_line_before_the_childs_first_answer(late_child, tmp_path, monkeypatch):
+    """The rule above is the window's: the same late child with a Counter that may count here (inspect's Backend) is not
+    waited for, what it was sent counted in this process until it answers."""
+    made, here = late_child
+    with monkeypatch.context() as local:
+        local.setenv("FOLDSCOPE_COUNTING", "local")
+        alone = _opened(tmp_path, "alone")[2].tokenised_chars
+    real = backend.Backend.__init__
+    monkeypatch.setattr(backend.Backend, "__init__", lambda self, counts_here=True: real(self))
+    counter = _opened(tmp_path, "counts-here")[2]
+    assert made and made[0].counts_here
+    assert counter.tokenised_chars + sum(here) >= alone / 4, "the measure waited for the child all the same"
