@@ -8,7 +8,9 @@ first moment the session's actions are on: the Evict action enabled on the count
 holds the session: document_loaded); `cpu` (this process's CPU until complete, both threads, the counting child
 apart: steadier than the wall clock on a shared machine), `edit` (an Evict of the view's last message made at
 `editable`, its wall time on the GUI thread: while the store runs, if the actions come on before it), and the peak
-memory until stored (`peak_mb`).
+memory until stored (`peak_mb`), and whether quicktok's encoder was built in the window's process (`encoder`, 1 or 0:
+not where a child counted ahead). `--free-core` has both sides take the second core as free, so a child counts ahead
+on a machine whose other work would say not (the figures where a child runs, on a shared machine).
 
     .venv/bin/python bench/bench_gui_before_after.py FILE --before /path/to/old/checkout [--rounds 4]
 
@@ -28,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+FREE_CORE = "FOLDSCOPE_BENCH_FREE_CORE"  # set by --free-core, read in each launched window
+
 
 def child(path: str, folder: str) -> None:
     """In the fresh interpreter: the window on the file (the app first on the path: the old checkout's with
@@ -39,7 +43,12 @@ def child(path: str, folder: str) -> None:
 def window_moments(path: str, folder: str) -> dict[str, float]:
     """bench_scale.gui_launch's moments, and when the session's actions came on, an edit made then, the store."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from bench_scale import peak_mb
+    from bench_scale import encoder_built, peak_mb
+
+    if os.environ.get(FREE_CORE):  # --free-core: a child counts ahead whatever else the machine runs, on both sides
+        from foldscope.core.request.counting import backend
+
+        backend.free_core = lambda: True
 
     from foldscope.app.qt import QApplication, QEventLoop
     from foldscope.app.settings import WindowSettings
@@ -80,6 +89,7 @@ def window_moments(path: str, folder: str) -> dict[str, float]:
     window.open_path(path)
     loop.exec()
     got["peak_mb"] = peak_mb()
+    got["encoder"] = float(encoder_built())  # 1: quicktok's encoder (64 MiB) built in the window's process
     return got
 
 
@@ -95,6 +105,7 @@ def launch(path: str, env: dict[str, str]) -> dict[str, float]:
         "cpu": got["complete_cpu"],
         "edit": got["edit"],
         "peak_mb": got["peak_mb"],
+        "encoder": got["encoder"],
     }
 
 
@@ -103,8 +114,15 @@ def main() -> int:
     parser.add_argument("file")
     parser.add_argument("--before", help="the old checkout (its directory is named foldscope)")
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument(
+        "--free-core",
+        action="store_true",
+        help="both sides take the second core as free (a child counts ahead), on a machine whose other work would say not",
+    )
     parser.add_argument("--child", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.free_core:
+        os.environ[FREE_CORE] = "1"
     if args.child:
         child(args.file, args.child)
         return 0

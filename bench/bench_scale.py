@@ -134,6 +134,12 @@ def cell(
         text += f" (memory {MEMORY_TARGET:g}x: {'met' if got['peak_mb'] / file_mb < MEMORY_TARGET else 'NOT met'})"
     if measure == "timeline complete" and not math.isnan(window_mb):  # the window's own, said beside the session's share
         text += f" [the window on a tiny file {window_mb:.0f} MB: the session's share {(got['peak_mb'] - window_mb) / file_mb:.1f}x]"
+    if measure == "timeline complete" and "encoder_mb" in got:  # what the peak holds depends on whether a child counted
+        text += (
+            " [quicktok's encoder built in the window's process: no child counted ahead (no free core), about 64 MB of it]"
+            if got["encoder_mb"]
+            else " [no encoder built in the window's process: the child counting ahead counted]"
+        )
     return text
 
 
@@ -413,7 +419,16 @@ def gui_launch(path: str, folder: str) -> dict:
         "complete_cpu": moments.get("complete_cpu", math.nan),
         "peak_mb": peak_mb(),
         "children_rss_mb": children_rss_mb(),  # the counting child's, ended with the measure
+        # Whether quicktok's encoder (64 MB) was built in the window's process: not where a child counted ahead
+        # (core.request.counting.backend.Backend's counts_here), else the measure counted in-line (no free core).
+        "encoder_mb": 64.0 if encoder_built() else 0.0,
     }
+
+
+def encoder_built() -> bool:
+    """Whether this process built an o200k encoder (core.request.tokens), rather than leave its counts to a child."""
+    tokens = sys.modules.get("foldscope.core.request.tokens")
+    return tokens is not None and getattr(tokens, "_encoding", None) is not None
 
 
 def tiny_window_mb() -> float:
