@@ -79,9 +79,9 @@ class CountsAhead:
     stops the child. The measure's thread (the one that made this) calls these; `take` from any other thread
     sharing the counter gives only counts already made; the courier threads only carry batches.
 
-    With `counts_here` False this process leaves every count it sent to the child: `take` waits for the child from its
-    first batch (WAIT_FOR_START) and never counts a waiting batch itself (COUNT_WHILE_WAITING), so the measure builds
-    no encoder here while the child answers (the window: quicktok's encoder is 64 MiB of its peak)."""
+    With `counts_here` False, while this process has no encoder of its own, it leaves every count it sent to the child:
+    `take` waits for the child from its first batch (WAIT_FOR_START) and never counts a waiting batch itself
+    (COUNT_WHILE_WAITING), so the measure builds no encoder here (the window: quicktok's encoder is 64 MiB of its peak)."""
 
     def __init__(
         self,
@@ -176,7 +176,7 @@ class CountsAhead:
             # furthest ahead, so both cores work until the child answers.
             mine: _Batch | None = None
             with self._lock:
-                if not (COUNT_WHILE_WAITING and self.counts_here):
+                if not COUNT_WHILE_WAITING or self._leaves_to_child():
                     pass
                 elif batch in self._queue:
                     self._queue.remove(batch)
@@ -215,7 +215,12 @@ class CountsAhead:
 
     def _waits_from_start(self) -> bool:
         """Whether the measure waits for the child's first answer rather than count in-line meanwhile."""
-        return WAIT_FOR_START or not self.counts_here
+        return WAIT_FOR_START or self._leaves_to_child()
+
+    def _leaves_to_child(self) -> bool:
+        """Whether this process leaves to the child what it sent it: `counts_here` False and no encoder built here yet
+        (one built already costs nothing more to use: the measure then counts a waiting batch with it, as inspect's)."""
+        return not self.counts_here and not encoder_built()
 
     def _count_here(self, batch: _Batch) -> None:
         """Count a batch the child never took, in this process."""
@@ -387,6 +392,11 @@ class CountsAhead:
                 up.close()
             except OSError:
                 pass
+
+
+def encoder_built() -> bool:
+    """Whether this process has built its own o200k encoder (core.request.tokens: quicktok's is 64 MiB)."""
+    return tokens._encoding is not None
 
 
 def window_blocks(record: FullRecord, lo: int, hi: int) -> Iterator[Any]:

@@ -23,6 +23,7 @@ def late_child(monkeypatch):
     monkeypatch.setattr(ahead, "BATCH_CHARS", 2 << 10)
     monkeypatch.setattr(ahead, "LEAD_CHARS", 16 << 10)
     monkeypatch.setattr(ahead, "START_SECONDS", 120.0)  # a child starting on a loaded machine is waited for, never given up
+    monkeypatch.setattr(ahead, "encoder_built", lambda: False)  # as in a window that has built none (other tests here may have)
     asked = threading.Event()
     made: list[ahead.CountsAhead] = []
     here: list[int] = []
@@ -65,6 +66,18 @@ def test_the_windows_load_counts_nothing_it_sent_the_child_even_before_the_child
     assert counter.tokenised_chars < alone[2].tokenised_chars / 4, "the window's process counted what the child was sent"
     assert here == [], f"{sum(here)} characters of batches sent to the child counted in the window's process"
     assert made and made[0].counted_ahead > 0, "no child counted ahead: the test proved nothing"
+
+
+def test_a_window_that_has_built_an_encoder_counts_with_it_before_the_childs_first_answer(late_child, tmp_path, monkeypatch):
+    """Built already, the encoder costs nothing more to use: the window's measure then counts as inspect's does."""
+    made, here = late_child
+    with monkeypatch.context() as local:
+        local.setenv("FOLDSCOPE_COUNTING", "local")
+        alone = _opened(tmp_path, "alone")[2].tokenised_chars
+    monkeypatch.setattr(ahead, "encoder_built", lambda: True)
+    counter = _opened(tmp_path, "built")[2]
+    assert made and not made[0].counts_here
+    assert counter.tokenised_chars + sum(here) >= alone / 4, "the window waited for the child with an encoder of its own"
 
 
 def test_a_measure_that_may_count_here_counts_in_line_before_the_childs_first_answer(late_child, tmp_path, monkeypatch):
