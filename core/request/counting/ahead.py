@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
@@ -59,6 +60,9 @@ START_SECONDS = WAIT_SECONDS  # the same, for the child's first answer (it is st
 # While the child has not answered a batch the measure needs, the measure counts a waiting batch itself rather than
 # idle; tests that must see the child's counts turn this off, so the measure waits for the child instead.
 COUNT_WHILE_WAITING = True
+# A measure that leaves its counts to the child (CountsAhead.counts_here False: the window's, so that its process builds
+# no encoder) waits for it at most this long in all; past that it counts as inspect's does (COUNT_WHILE_WAITING).
+LEAVE_SECONDS = 1.0
 
 
 class _Batch:
@@ -122,6 +126,7 @@ class CountsAhead:
         self._failed = False
         self._owner = threading.get_ident()  # the measure's thread, the only one that waits for the child
         self.counted_ahead = 0  # keys whose count came from the child (for tests and benchmarks)
+        self.waited = 0.0  # seconds the measure has waited for the child's counts (LEAVE_SECONDS)
         self._passages = Passages(tokens.by_passages())  # long texts' passages counted here, of batches the child never took
         self._windowed = tokens.windowed()  # with tiktoken a text holding a very long piece is the counter's to window
 
@@ -185,7 +190,15 @@ class CountsAhead:
                     mine = self._queue.pop() if self._queue else None
             if mine is not None:
                 self._count_here(mine)
-            elif not batch.done.wait(WAIT_SECONDS if self._ready.is_set() else START_SECONDS):
+                continue
+            limit = WAIT_SECONDS if self._ready.is_set() else START_SECONDS
+            leaving = self._leaves_to_child()
+            if leaving:
+                limit = min(limit, max(0.0, LEAVE_SECONDS - self.waited))
+            started = time.monotonic()
+            done = batch.done.wait(limit)
+            self.waited += time.monotonic() - started
+            if not done and not (leaving and not self._leaves_to_child()):  # past LEAVE_SECONDS: counted here, as inspect
                 self._fail()
                 break
         return self._counts.get(key)
@@ -218,9 +231,11 @@ class CountsAhead:
         return WAIT_FOR_START or self._leaves_to_child()
 
     def _leaves_to_child(self) -> bool:
-        """Whether this process leaves to the child what it sent it: `counts_here` False and no encoder built here yet
-        (one built already costs nothing more to use: the measure then counts a waiting batch with it, as inspect's)."""
-        return not self.counts_here and not encoder_built()
+        """Whether this process leaves to the child what it sent it: `counts_here` False, no encoder built here yet (one
+        built already costs nothing more to use: the measure then counts a waiting batch with it, as inspect's), and the
+        measure has waited for the child less than LEAVE_SECONDS in all (a child the machine's other work starves would
+        make the window's timeline late: past that, the encoder's memory is given for the time)."""
+        return not self.counts_here and not encoder_built() and self.waited < LEAVE_SECONDS
 
     def _count_here(self, batch: _Batch) -> None:
         """Count a batch the child never took, in this process."""

@@ -23,6 +23,7 @@ def late_child(monkeypatch):
     monkeypatch.setattr(ahead, "BATCH_CHARS", 2 << 10)
     monkeypatch.setattr(ahead, "LEAD_CHARS", 16 << 10)
     monkeypatch.setattr(ahead, "START_SECONDS", 120.0)  # a child starting on a loaded machine is waited for, never given up
+    monkeypatch.setattr(ahead, "LEAVE_SECONDS", 120.0)  # the same: waited for whatever the machine's load
     monkeypatch.setattr(ahead, "encoder_built", lambda: False)  # as in a window that has built none (other tests here may have)
     asked = threading.Event()
     made: list[ahead.CountsAhead] = []
@@ -92,3 +93,31 @@ def test_a_measure_that_may_count_here_counts_in_line_before_the_childs_first_an
     counter = _opened(tmp_path, "counts-here")[2]
     assert made and made[0].counts_here
     assert counter.tokenised_chars + sum(here) >= alone / 4, "the measure waited for the child all the same"
+
+
+def test_a_child_that_does_not_answer_is_waited_for_at_most_leave_seconds_then_counted_here(late_child, tmp_path, monkeypatch):
+    """A child the machine's other work starves would make the window's timeline late: the measure waits for it
+    LEAVE_SECONDS in all, then counts in-line to the same figures (the encoder's memory given for the time)."""
+    made, here = late_child
+    monkeypatch.setattr(ahead, "LEAVE_SECONDS", 0.3)
+    released = threading.Event()
+    send_all, close = ahead.CountsAhead._send_all, ahead.CountsAhead.close
+
+    def never_sent(self, down):  # the child gets nothing until the measure is over: it never answers
+        released.wait()
+        send_all(self, down)
+
+    def closing(self):
+        released.set()
+        close(self)
+
+    monkeypatch.setattr(ahead.CountsAhead, "_send_all", never_sent)
+    monkeypatch.setattr(ahead.CountsAhead, "close", closing)
+    tokens, total, counter = _opened(tmp_path, "starved")
+    with monkeypatch.context() as local:
+        local.setenv("FOLDSCOPE_COUNTING", "local")
+        alone = _opened(tmp_path, "alone")
+    assert (tokens, total) == alone[:2]
+    assert made and made[0].counted_ahead == 0 and not made[0].counts_here
+    assert 0.3 <= made[0].waited < 10, f"waited {made[0].waited:.2f} s for a child that never answers"
+    assert counter.tokenised_chars + sum(here) >= alone[2].tokenised_chars / 4, "the rest was not counted here"
