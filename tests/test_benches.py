@@ -402,3 +402,8 @@ def test_bench_scale_judges_the_windows_peak_as_a_commands_and_says_the_windows_
     assert "memory" not in complete(400.0, messages=10_000)  # judged at the target sizes, as the times are
     usable = bench_scale.cell("launch to usable", 48_842, {"seconds": 1.0, "cpu": 1.0, "peak_mb": 400.0}, 163.0, float("nan"))
     assert "memory" not in usable and "tiny file" not in usable  # one launch's peak: judged once, in its complete cell
+    # Whether the window's process built quicktok's encoder (no child counted ahead) is said beside its peak.
+    built = {"seconds": 8.0, "cpu": 11.0, "peak_mb": 410.0, "encoder_mb": 64.0}
+    assert "encoder built in the window's process" in bench_scale.cell("timeline complete", 48_842, built, 163.0, float("nan"))
+    left = {**built, "peak_mb": 360.0, "encoder_mb": 0.0}
+    assert "no encoder built in the window's process" in bench_scale.cell("timeline complete", 48_842, left, 163.0, float("nan"))
