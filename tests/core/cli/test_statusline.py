@@ -1043,3 +1043,12 @@ def test_install_for_an_agent_it_cannot_set_up_says_where_the_line_goes_instead_
         assert not settings.exists()
     assert cli.main(["statusline", "--install", "--agent", "codex"]) == 0
     assert "openai/codex#20244" in capsys.readouterr().out
+
+
+def test_every_agent_sessions_names_is_taken_by_install_either_set_up_or_told_where_its_line_goes():
+    """statusline.ELSEWHERE is written out (its parser must not import the formats' registry): it stays every agent
+    `sessions --agent` names but the two foldscope installs into."""
+    from foldscope.core.cli.statusline import ELSEWHERE
+    from foldscope.core.formats.registry import agents
+
+    assert set(ELSEWHERE) == {spec.name for spec in agents()} - {"claude_code", "pi"}

@@ -24,6 +24,12 @@ NOT_A_FORMAT = {
     ("core/model/providers.py", "codex"): "a model name's prefix (codex-mini), not the Codex file format",
     ("core/cli/statusline.py", "pi"): "the agent whose settings `statusline --install --agent pi` writes, not the pi file format",
     ("core/cli/statusline.py", "claude_code"): "`--agent claude_code`, the agent's name as sessions and usage give it, not the format",
+    # `statusline --install --agent NAME` for the agents it does not install into (statusline.ELSEWHERE): the agents'
+    # names as choices of a command that must start without importing the formats' registry (about 0.1 s)
+    **{
+        ("core/cli/statusline.py", name): "`--agent NAME`, an agent told where its line goes, not the format"
+        for name in ("codex", "gemini_cli", "qwen_code", "copilot_cli", "opencode", "cline", "aider")
+    },
 }
 
 
