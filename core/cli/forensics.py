@@ -253,6 +253,8 @@ def format_cache(result: dict[str, Any]) -> str:
         lines = [
             f"{result['file']} ({result['format']}, model {result['model'] or 'unknown'}): {plural(len(result['requests']), 'request')}"
         ]
+        if result["requests"] and all(r["reported"] is None for r in result["requests"]):
+            lines.append("no request reported its usage: the file holds no bill, so every figure below is 0")
         totals = result["totals"]
     lines += ["", f"{'part':<13}{'tokens':>14}{'cost':>14}{'waste':>14}"]
     for part in PARTS:

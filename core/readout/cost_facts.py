@@ -87,6 +87,13 @@ class CostFacts:
         """The bar's sentence: the total and its three largest parts, in words; `near` ("~", usage_precision.near)
         before each figure of a session whose usage is approximate or foldscope's estimate, and said once."""
         total = self.total_usd
+        rows = self.cache.rows if self.cache is not None else []
+        if rows and all(r.causes.usage is None for r in rows) and not self.children_usd:
+            # Nothing reported is nothing billed that the file shows: "$0.0000 ... Most went to nothing" read as free.
+            return (
+                f"No request of this session reported its usage ({len(rows):,} request{'s' if len(rows) != 1 else ''}), "
+                "so the file holds no bill to show: the Requests tab and the timeline give foldscope's counts."
+            )
         if total is None:
             return (
                 "This session's model has no price, so its bill is shown in tokens: "
