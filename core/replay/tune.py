@@ -21,6 +21,7 @@ from typing import Any
 from foldscope.core.formats.aider import HISTORY as AIDER_HISTORY
 from foldscope.core.formats.discover import session_entries
 from foldscope.core.formats.opencode import DATABASE as OPENCODE_DATABASE
+from foldscope.core.formats.registry import session_name
 from foldscope.core.model.launch import session_policy
 from foldscope.core.model.policy import KEYS, Policy, PolicyChoice, PolicyError
 from foldscope.core.model.session import NotASession, ReadError, Session
@@ -223,10 +224,33 @@ Limits = Callable[[Session], tuple[str, "int | None"]]
 def tune_session(path: str, points: Sequence[PolicyPoint], limits: Limits | None = None) -> dict[str, Any]:
     """One task: a session read once and replayed under every point; plain data, or the error by name.
     `limits` gives the agent and its window, for the points that set the agent's own compaction (compact_at)."""
+    from foldscope.core.formats import detect_format
+    from foldscope.core.formats.discover import sessions_in
+
+    try:
+        local = _local(path)
+    except ReadError as exc:
+        return {"file": path, "error": str(exc)}
+    except OSError as exc:
+        return {"file": path, "error": f"{path}: {exc.strerror or exc}"}
+    try:
+        agent = detect_format(Path(local))
+        samples = sessions_in(agent, Path(local))
+    except (ReadError, OSError):
+        agent, samples = "", [None]  # read alone below, the file says its problem
+    if samples != [None]:
+        # A file of several sessions (an Aider history's runs, an OpenCode database, an Inspect AI log's samples) is
+        # each of them, named as `usage` names them (summarise reads `each`): read whole it was one failure.
+        return {"file": path, "each": [_tuned(local, session_name(path, agent, s), s, points, limits) for s in samples]}
+    return _tuned(local, path, None, points, limits)
+
+
+def _tuned(local: str, path: str, sample: str | None, points: Sequence[PolicyPoint], limits: Limits | None) -> dict[str, Any]:
+    """One session of the file `local` (`sample`, or its only one) replayed under every point, named `path` in the results."""
     from foldscope.core.formats import load_session
 
     try:
-        session = load_session(_local(path))
+        session = load_session(local, sample=sample)
     except NotASession as exc:
         return {"file": path, "skipped": exc.problem}
     except ReadError as exc:
@@ -435,7 +459,8 @@ def summarise(results: Iterable[Mapping[str, Any]], points: Sequence[PolicyPoint
     agents' own settings, with its saving over the sessions swept and the sessions where it did worse."""
     totals = {p.name: PolicyTotals(p.name, p.strategy) for p in points}
     sessions, failures, skipped = [], [], []
-    results = sorted(results, key=lambda r: r["file"])  # a list: read again for the subagents' files
+    # A file of several sessions gave each of them (tune_session's `each`); a list: read again for the subagents' files.
+    results = sorted((r for result in results for r in result.get("each", (result,))), key=lambda r: r["file"])
     for result in results:
         if "skipped" in result:
             skipped.append({"file": result["file"], "why": result["skipped"]})

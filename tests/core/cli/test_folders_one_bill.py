@@ -195,3 +195,28 @@ def test_aider_s_default_history_hidden_by_its_name_is_found_in_a_project_folder
     for argv in FOLDER_COMMANDS:
         result = run_json(capsys, argv[0], str(folder), *argv[1:])
         assert result["skipped"] == [] and {r["file"] for r in result["table"]} == runs, argv[0]
+
+
+def test_tune_sweeps_each_session_of_a_file_of_several_as_usage_counts_them(capsys, tmp_path):
+    """A folder's aider history of two runs and an OpenCode database of two sessions, found by name in tune's walk,
+    were each one failure ("the history holds 2 aider runs: choose one with --session N"): tune now replays each of
+    their sessions, each row named as usage names it, and bills the same requests usage does."""
+    from tests.core.formats.test_aider import HISTORY
+    from tests.core.formats.test_opencode import write_db
+
+    folder = tmp_path / "project"
+    folder.mkdir()
+    history = folder / ".aider.chat.history.md"
+    history.write_text(HISTORY.replace("¶", "  "))
+    db = write_db(folder / "opencode.db")
+    usage = run_json(capsys, "usage", str(folder), "--by", "session")
+    named = {r["session"]: r["requests"] for r in usage["rows"]}
+    assert len(named) == 4 and usage["skipped"] == [], named
+    tune = run_json(capsys, "tune", str(folder))
+    assert tune["failed"] == [] and tune["sessions"] == 4
+    assert (
+        {r["file"] for r in tune["rows"]}
+        == set(named)
+        == {f"{history} --session 1", f"{history} --session 2", f"{db} --sample ses_A", f"{db} --sample ses_B"}
+    )
+    assert {r["file"]: r["requests"] for r in tune["rows"]} == named
