@@ -61,7 +61,8 @@ START_SECONDS = WAIT_SECONDS  # the same, for the child's first answer (it is st
 # idle; tests that must see the child's counts turn this off, so the measure waits for the child instead.
 COUNT_WHILE_WAITING = True
 # A measure that leaves its counts to the child (CountsAhead.counts_here False: the window's, so that its process builds
-# no encoder) waits for it at most this long in all; past that it counts as inspect's does (COUNT_WHILE_WAITING).
+# no encoder) waits for it at most this long in all; past that it counts in-line what it needs and the child has not
+# answered, a batch the child holds too (inspect's measure waits WAIT_SECONDS for that one).
 LEAVE_SECONDS = 1.0
 
 
@@ -191,6 +192,8 @@ class CountsAhead:
             if mine is not None:
                 self._count_here(mine)
                 continue
+            if not self.counts_here and self.waited >= LEAVE_SECONDS:
+                break  # the window's LEAVE_SECONDS waited: a batch the child holds is counted in-line, not waited for more
             limit = WAIT_SECONDS if self._ready.is_set() else START_SECONDS
             leaving = self._leaves_to_child()
             if leaving:

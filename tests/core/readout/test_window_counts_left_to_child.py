@@ -121,3 +121,31 @@ def test_a_child_that_does_not_answer_is_waited_for_at_most_leave_seconds_then_c
     assert made and made[0].counted_ahead == 0 and not made[0].counts_here
     assert 0.3 <= made[0].waited < 10, f"waited {made[0].waited:.2f} s for a child that never answers"
     assert counter.tokenised_chars + sum(here) >= alone[2].tokenised_chars / 4, "the rest was not counted here"
+
+
+def test_a_child_holding_the_batch_the_measure_needs_is_waited_for_at_most_leave_seconds_too(late_child, tmp_path, monkeypatch):
+    """The child a starved machine leaves behind holds the batch the measure needs (sent down its pipe, not answered):
+    past LEAVE_SECONDS the window's measure counts it in-line rather than wait WAIT_SECONDS (10 s) more for the child, as
+    it does a batch still queued; the same figures."""
+    made, here = late_child
+    monkeypatch.setattr(ahead, "LEAVE_SECONDS", 0.3)
+    released = threading.Event()
+    receive_all, close = ahead.CountsAhead._receive_all, ahead.CountsAhead.close
+
+    def never_heard(self, up):  # every batch is sent and counted, but its answer is read only once the measure is over
+        released.wait()
+        receive_all(self, up)
+
+    def closing(self):
+        released.set()
+        close(self)
+
+    monkeypatch.setattr(ahead.CountsAhead, "_receive_all", never_heard)
+    monkeypatch.setattr(ahead.CountsAhead, "close", closing)
+    tokens, total, counter = _opened(tmp_path, "held")
+    with monkeypatch.context() as local:
+        local.setenv("FOLDSCOPE_COUNTING", "local")
+        alone = _opened(tmp_path, "alone")
+    assert (tokens, total) == alone[:2]
+    assert made and not made[0].counts_here  # (its answers, read once released, are counted_ahead: not asserted)
+    assert 0.3 <= made[0].waited < 2, f"waited {made[0].waited:.2f} s for a child holding the batch needed"
