@@ -202,7 +202,7 @@ SMOKES = (
             r"\| messages \| MB \| inspect \| import \| requests",
             r"\| 1\d\d \| [\d.]+ \| [\d.]+ s wall",
             r"the window on a tiny file peaks at \d+ MB in this run",
-            r"\[the window on a tiny file \d+ MB: the session's share -?[\d.]+x\] \|",
+            r"\[the window on a tiny file \d+ MB: the session's share -?[\d.]+x\] \[(quicktok's |no )encoder built[^\]]*\] \|",
         ),
     ),
     Smoke(
