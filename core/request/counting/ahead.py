@@ -62,7 +62,8 @@ START_SECONDS = WAIT_SECONDS  # the same, for the child's first answer (it is st
 COUNT_WHILE_WAITING = True
 # A measure that leaves its counts to the child (CountsAhead.counts_here False: the window's, so that its process builds
 # no encoder) waits for it at most this long in all; past that it counts in-line what it needs and the child has not
-# answered, a batch the child holds too (inspect's measure waits WAIT_SECONDS for that one).
+# answered, a batch a child yet to answer holds too (it was waited for START_SECONDS more); a child that has answered
+# is waited for as inspect's measure waits for it (WAIT_SECONDS a batch it holds), its batches nearly done.
 LEAVE_SECONDS = 1.0
 
 
@@ -192,8 +193,8 @@ class CountsAhead:
             if mine is not None:
                 self._count_here(mine)
                 continue
-            if not self.counts_here and self.waited >= LEAVE_SECONDS:
-                break  # the window's LEAVE_SECONDS waited: a batch the child holds is counted in-line, not waited for more
+            if not self.counts_here and self.waited >= LEAVE_SECONDS and not self._ready.is_set():
+                break  # the window's LEAVE_SECONDS waited for a child yet to answer: what it holds is counted in-line
             limit = WAIT_SECONDS if self._ready.is_set() else START_SECONDS
             leaving = self._leaves_to_child()
             if leaving:
