@@ -162,8 +162,10 @@ def sessions_in(agent: str, path: Path) -> list[str | None]:
         listed = spec.samples(path)
     except ReadError:
         return [None]  # described alone, the file says its problem
-    # A session a subagent ran (its `parent` named) is its parent's, not a row of its own.
-    return [str(s["name"]) for s in listed if not s.get("parent")] if len(listed) > 1 else [None]
+    # A session a subagent ran (its `parent` named) is its parent's, not a row of its own, while that parent is there
+    # to count it: one whose parent is gone is a row, or it would be counted nowhere.
+    names = {str(s["name"]) for s in listed}
+    return [str(s["name"]) for s in listed if str(s.get("parent") or "") not in names] if len(listed) > 1 else [None]
 
 
 def file_sessions(path: Path) -> list[tuple[str | None, str]]:

@@ -182,7 +182,7 @@ def _db_read(path: Path, sample: str | None) -> tuple[dict[str, Any], list[tuple
         if not ids:
             raise ReadError(str(path), "", "the OpenCode database holds no sessions")
         if sample is None:
-            own = [str(r[0]) for r in rows if not r[4]] or ids  # a subagent's session is its parent's, not one to choose
+            own = [str(r[0]) for r in rows if str(r[4] or "") not in ids] or ids  # a subagent's is its parent's
             if len(own) > 1:
                 names = ", ".join(own[:8]) + (", ..." if len(own) > 8 else "")
                 raise ReadError(

@@ -525,3 +525,19 @@ def test_a_database_subagent_session_is_counted_in_its_parent_on_sessions_usage_
         assert json.loads(capsys.readouterr().out)["sessions"] == 1, command
     session = load_session(db)  # the parent alone is a session to choose
     assert session.extras["sample"] == "ses_A" and [c.extras["agent_id"] for c in session.children] == ["ses_C"]
+
+
+def test_a_database_subagent_session_whose_parent_is_gone_is_a_session_of_its_own_not_counted_nowhere(tmp_path, capsys):
+    """review12: a subagent's session is its parent's only while its parent is in the database to count it; one whose
+    parent was deleted had no row and no parent to read it: counted nowhere. It is now a session of its own."""
+    from foldscope.core.formats.discover import sessions_in
+
+    db = write_db(tmp_path / "project" / "opencode.db", {"ses_A": SESSION_A, "ses_C": SESSION_B})
+    with sqlite3.connect(db) as rw:
+        rw.execute("UPDATE session SET parent_id = 'ses_GONE' WHERE id = 'ses_C'")
+    rw.close()
+    assert sessions_in("opencode", db) == ["ses_A", "ses_C"]
+    assert main(["usage", str(db.parent), "--json"]) == 0
+    usage = json.loads(capsys.readouterr().out)
+    both = independent_db_usage(db, "ses_A") + independent_db_usage(db, "ses_C")
+    assert usage["sessions"] == 2 and usage["total"]["requests"] == len(both)
