@@ -120,6 +120,10 @@ class StrategyRun:
                 {
                     "unreported_requests": len(unbilled),
                     "unreported_modelled_usd": usd_sum([r.modelled_cost_usd for r in unbilled]),
+                    # and their modelled tokens, so the model is set against the bill on the same requests
+                    "unreported_modelled_fresh": sum(r.modelled_fresh for r in unbilled),
+                    "unreported_modelled_cache_read": sum(r.modelled_cache_read for r in unbilled),
+                    "unreported_modelled_cache_write": sum(r.modelled_cache_write for r in unbilled),
                     "modelled_output": sum(r.output for r in rows),
                 }
                 if unbilled
@@ -156,19 +160,28 @@ def summarised(run: StrategyRun) -> StrategyRun:
 
 
 def model_vs_reported(t: dict[str, Any]) -> str:
-    """One line: the recording as billed against what the cache model gives for the same requests."""
+    """One line: the recording as billed against what the cache model gives for the same requests (the ones that
+    reported usage: a request left out of the bill is left out of the model's side too)."""
+
+    def model(part: str) -> Any:
+        value = t[f"modelled_{part}"]
+        left_out = t.get("unreported_modelled_usd" if part == "cost_usd" else f"unreported_modelled_{part}")
+        if left_out is None or value is None:
+            return value
+        return round(value - left_out, 6) if part == "cost_usd" else value - left_out
+
     return (
         f"recorded as billed ({t['reported_requests']:,} of {t['requests']:,} requests reported"
         + (
-            f"; the {t['unreported_requests']:,} that reported no usage left out of the bill, "
+            f"; the {t['unreported_requests']:,} that reported no usage left out of the bill and of this line, "
             f"{usd_text(t['unreported_modelled_usd'])} modelled"
             if t.get("unreported_requests")
             else ""
         )
         + "); model vs reported: "
-        f"fresh {t['modelled_fresh']:,} vs {t['fresh']:,}, cache read {t['modelled_cache_read']:,} vs "
-        f"{t['cache_read']:,}, cache write {t['modelled_cache_write']:,} vs {t['cache_write']:,}, "
-        f"cost {usd_text(t['modelled_cost_usd'])} vs {usd_text(t['cost_usd'])}"
+        f"fresh {model('fresh'):,} vs {t['fresh']:,}, cache read {model('cache_read'):,} vs "
+        f"{t['cache_read']:,}, cache write {model('cache_write'):,} vs {t['cache_write']:,}, "
+        f"cost {usd_text(model('cost_usd'))} vs {usd_text(t['cost_usd'])}"
     )
 
 

@@ -186,4 +186,9 @@ def test_the_recording_as_billed_is_the_bill_usage_gives_requests_that_reported_
         assert recorded[part] == bill[part], part
     assert recorded["unreported_modelled_usd"] > 0 and recorded["modelled_output"] > recorded["output"]
     assert main(["replay", str(task / "ui_messages.json"), "--strategy", "recorded"]) == 0
-    assert "the 7 that reported no usage left out of the bill" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "the 7 that reported no usage left out of the bill and of this line" in said
+    # review12: the model's side of the line is the same 24 requests the bill is (their modelled cost, not all 31's)
+    model_cost = round(recorded["modelled_cost_usd"] - recorded["unreported_modelled_usd"], 4)
+    assert f"cache read {recorded['modelled_cache_read'] - recorded['unreported_modelled_cache_read']:,} vs" in said
+    assert f"cost ${model_cost:.4f} vs ${recorded['cost_usd']:.4f}" in said
