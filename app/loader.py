@@ -25,13 +25,15 @@ def error_line(path: str, exc: BaseException) -> str:
 
 
 def inspect_samples(path: str) -> list[dict]:
-    """The samples of an Inspect AI log (empty for any other file, or one that does not read: opening says why)."""
+    """The samples of an Inspect AI log or the sessions of an OpenCode database to choose among, its subagents' left
+    with their parents (empty for any other file, or one that does not read: opening says why)."""
     from foldscope.core.formats import detect_format
+    from foldscope.core.formats.discover import own_samples
     from foldscope.core.formats.registry import format_named
 
     try:
         spec = format_named(detect_format(path))
-        return spec.samples(Path(path)) if spec is not None and spec.samples is not None else []
+        return own_samples(spec.samples(Path(path))) if spec is not None and spec.samples is not None else []
     except ReadError:
         return []
 

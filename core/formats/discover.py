@@ -162,10 +162,14 @@ def sessions_in(agent: str, path: Path) -> list[str | None]:
         listed = spec.samples(path)
     except ReadError:
         return [None]  # described alone, the file says its problem
-    # A session a subagent ran (its `parent` named) is its parent's, not a row of its own, while that parent is there
-    # to count it: one whose parent is gone is a row, or it would be counted nowhere.
+    return [str(s["name"]) for s in own_samples(listed)] if len(listed) > 1 else [None]
+
+
+def own_samples(listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The sessions of a file a user chooses among: a session a subagent ran (its `parent` named) is its parent's, not
+    one of its own, while that parent is there to count it (one whose parent is gone is, or it would count nowhere)."""
     names = {str(s["name"]) for s in listed}
-    return [str(s["name"]) for s in listed if str(s.get("parent") or "") not in names] if len(listed) > 1 else [None]
+    return [s for s in listed if str(s.get("parent") or "") not in names]
 
 
 def file_sessions(path: Path) -> list[tuple[str | None, str]]:
