@@ -134,6 +134,17 @@ KNOBS: dict[str, Knob] = {
             lambda f, w: f"{f:g}",
             lambda v: f'"model": {{"compressionThreshold": {v}}}',
         ),
+        Knob(
+            "qwen_code",
+            "Qwen Code",
+            "model.chatCompression.contextPercentageThreshold",
+            "~/.qwen/settings.json (or .qwen/settings.json in the project)",
+            "0.7",
+            "https://qwenlm.github.io/qwen-code-docs/en/cli/configuration",
+            lambda f, w: int(f * w),
+            lambda f, w: f"{f:g}",
+            lambda v: f'"model": {{"chatCompression": {{"contextPercentageThreshold": {v}}}}}',
+        ),
     )
 }
 

@@ -111,6 +111,8 @@ DOCUMENTED = {
     "pi": ("compaction.reserveTokens", "~/.pi/agent/settings.json", "60000"),
     "cline": ("autoCondenseThreshold", "useAutoCondense", "0.7"),
     "gemini_cli": ("model.compressionThreshold", "~/.gemini/settings.json", "0.7"),
+    # review11: Qwen Code got no setting; its configuration page documents this one (default 0.7, 0 turns it off)
+    "qwen_code": ("model.chatCompression.contextPercentageThreshold", "~/.qwen/settings.json", "0.7"),
 }
 
 
@@ -127,8 +129,8 @@ def test_a_compaction_recommendation_is_written_as_each_agents_documented_settin
         assert s["source"].startswith("https://"), agent
     # Where each puts the compaction: 0.7 of 200,000, except Claude Code's percentage of the window less the 20,000 it
     # reserves for output (its threshold's code, anthropics/claude-code#31806).
-    assert {a: settings[a]["compacts_at"] for a in ("codex", "pi", "cline", "gemini_cli")} == dict.fromkeys(
-        ("codex", "pi", "cline", "gemini_cli"), 140_000
+    assert {a: settings[a]["compacts_at"] for a in ("codex", "pi", "cline", "gemini_cli", "qwen_code")} == dict.fromkeys(
+        ("codex", "pi", "cline", "gemini_cli", "qwen_code"), 140_000
     )
     assert settings["claude_code"]["compacts_at"] == 126_000
 
