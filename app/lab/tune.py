@@ -155,7 +155,7 @@ class TuneView(QWidget):
         self.compact_at.setPlaceholderText("none (or fractions of each agent's window: 0.5,0.7,0.9)")
         self.compact_at.setToolTip(
             "The agent's own compaction at these fractions of its window, each session replayed with its agent's knob "
-            "(Claude Code's CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, Codex's model_auto_compact_token_limit, pi's "
+            "(Claude Code's autoCompactWindow, Codex's model_auto_compact_token_limit, pi's "
             "compaction.reserveTokens, Cline's autoCondenseThreshold, Gemini CLI's model.compressionThreshold); "
             "with no strategy ticked, only these are swept"
         )

@@ -130,7 +130,7 @@ def register(subparsers) -> None:
         action="append",
         metavar="F,...",
         help="the agent's own compaction with its knob set for these fractions of its window (Claude Code's "
-        "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, Codex's model_auto_compact_token_limit, pi's compaction.reserveTokens, "
+        "autoCompactWindow, Codex's model_auto_compact_token_limit, pi's compaction.reserveTokens, "
         "Cline's autoCondenseThreshold, Gemini CLI's model.compressionThreshold)",
     )
     p.add_argument("--policies", metavar="FILE.yaml", help="named profiles instead of a grid")

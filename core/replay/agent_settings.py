@@ -8,7 +8,6 @@ only lowers its default point), the point is where the agent really compacts, an
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,37 +33,37 @@ class Knob:
     note: Callable[[float, int], str] = lambda f, w: ""
 
 
-# Claude Code (deobfuscated in anthropics/claude-code#31806; the env var reference at
-# https://code.claude.com/docs/en/settings): the effective window is the window less the output it reserves (20,000);
-# it compacts at that less a 13,000 buffer, or, with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=P (1 to 100),
-# at min(floor(effective * P / 100), that default): the override can only lower the point. CLAUDE_CODE_AUTO_COMPACT_WINDOW
-# (tokens, capped at the model's window) replaces the window in that sum. Both are read from the environment or from
-# the `env` block of ~/.claude/settings.json.
-CLAUDE_PCT = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"
-CLAUDE_WINDOW = "CLAUDE_CODE_AUTO_COMPACT_WINDOW"
+# Claude Code compacts at its window less the summary's output reserve (min(max output, 20,000)) and a 13,000 buffer
+# (deobfuscated in anthropics/claude-code#31806); the window is the model's, or autoCompactWindow where lower: a
+# setting of ~/.claude/settings.json, 100,000 to 1,000,000 tokens, which `/autocompact N` writes
+# (https://code.claude.com/docs/en/settings). So compacting at P takes autoCompactWindow = P + 33,000. The older
+# CLAUDE_AUTOCOMPACT_PCT_OVERRIDE is not offered: it only lowers the point, is reported ignored from settings.json's
+# env block (anthropics/claude-code#63186, #64773) and to have stopped taking effect from v2.1.220 (#82761).
+CLAUDE_KEY = "autoCompactWindow"
+CLAUDE_LEAST, CLAUDE_MOST = 100_000, 1_000_000  # what the setting takes
 
 
-def _claude_effective(window: int) -> int:
-    return window - OUTPUT_RESERVE
+def _claude_value(fraction: float, window: int) -> int:
+    """The autoCompactWindow that puts the point at `fraction` of the window, within what the setting takes."""
+    return max(CLAUDE_LEAST, min(int(fraction * window) + OUTPUT_RESERVE + BUFFER, window, CLAUDE_MOST))
 
 
 def _claude_point(fraction: float, window: int) -> int:
-    effective = _claude_effective(window)
-    return min(math.floor(effective * _percent(fraction) / 100), effective - BUFFER)
+    return min(_claude_value(fraction, window), window) - OUTPUT_RESERVE - BUFFER
 
 
 def _claude_note(fraction: float, window: int) -> str:
-    effective = _claude_effective(window)
-    if math.floor(effective * _percent(fraction) / 100) >= effective - BUFFER:
+    wanted = int(fraction * window)
+    point = _claude_point(fraction, window)
+    if point >= window - OUTPUT_RESERVE - BUFFER:
         return (
-            f"{_percent(fraction):g}% is at or above Claude Code's default point ({effective - BUFFER:,} of {window:,}): "
-            "the override can only lower it, so this setting changes nothing"
+            f"{fraction:g} of the window is at or past Claude Code's own point ({window - OUTPUT_RESERVE - BUFFER:,} of "
+            f"{window:,}, the window less 33,000): leaving {CLAUDE_KEY} unset does the same"
         )
-    return f"{CLAUDE_WINDOW} left unset: the model's {window:,}-token window"
-
-
-def _percent(fraction: float) -> float:
-    return round(fraction * 100, 2)
+    if point > wanted:
+        return f"{CLAUDE_KEY} takes {CLAUDE_LEAST:,} at the least, so Claude Code compacts at {point:,}, not {wanted:,}"
+    value = _claude_value(fraction, window)
+    return f"it compacts at the setting less 33,000 (20,000 for the summary, a 13,000 buffer); /autocompact {value} sets the same"
 
 
 # Codex (~/.codex/config.toml, https://github.com/openai/codex/blob/main/docs/config.md): model_auto_compact_token_limit
@@ -81,13 +80,13 @@ KNOBS: dict[str, Knob] = {
         Knob(
             "claude_code",
             "Claude Code",
-            CLAUDE_PCT,
-            "the environment, or the env block of ~/.claude/settings.json",
-            "unset: the window less 33,000 (20,000 reserved for output and a 13,000 buffer)",
+            CLAUDE_KEY,
+            "~/.claude/settings.json (or /autocompact N in a session)",
+            "unset: the model's window, so it compacts at the window less 33,000",
             "https://code.claude.com/docs/en/settings; anthropics/claude-code#31806 (the threshold's code)",
             _claude_point,
-            lambda f, w: f"{_percent(f):g}",
-            lambda v: f'"env": {{"{CLAUDE_PCT}": "{v}"}}',
+            lambda f, w: str(_claude_value(f, w)),
+            lambda v: f'"{CLAUDE_KEY}": {v}',
             _claude_note,
         ),
         Knob(

@@ -179,7 +179,7 @@ def test_at_1366_pixels_every_figure_of_the_sweep_is_in_sight_the_policy_label_w
 
 def test_the_lab_sweeps_the_agents_own_compaction_and_gives_the_setting_to_write_as_tune_does(qtbot, tmp_path, corpus_dev):
     """review11: `foldscope tune --compact-at` sweeps each agent's own compaction point and prints the setting to
-    write (Claude Code's CLAUDE_AUTOCOMPACT_PCT_OVERRIDE ...), but the lab offered neither: a GUI user got a policy
+    write (Claude Code's autoCompactWindow ...), but the lab offered neither: a GUI user got a policy
     name and no setting to put anywhere."""
     import shutil
 
@@ -198,5 +198,5 @@ def test_the_lab_sweeps_the_agents_own_compaction_and_gives_the_setting_to_write
     assert [p["policy"] for p in result["policies"]] == ["agent's compaction at 0.6, bound as launched, caching as recorded"]
     assert not view.settings.isHidden()
     text = view.settings.toPlainText()
-    assert "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE = 60" in text and '"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "60"}' in text
+    assert "autoCompactWindow = 153000" in text and '"autoCompactWindow": 153000' in text and "compacts at 120,000" in text
     qtbot.waitUntil(lambda: view.task is None)

@@ -31,7 +31,7 @@ def test_a_compact_at_sweep_prints_the_recommendation_as_the_agents_setting_and_
     assert rec["policy"] in by_name and rec["for_every_session"] is True
     fraction = 0.5 if "0.5," in rec["policy"] else 0.95
     (claude,) = [s for s in rec["settings"] if s["agent"] == "claude_code"]
-    assert (claude["key"], claude["value"], claude["window"]) == ("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", f"{fraction * 100:g}", 200_000)
+    assert (claude["key"], claude["value"], claude["window"]) == ("autoCompactWindow", "133000" if fraction == 0.5 else "200000", 200_000)
     assert any(s["agent"] == "lionagi" and "context_fold_at: " + f"{fraction:g}" in s["yaml"] for s in rec["settings"])
     saving = rec["saving"]
     assert saving["sessions"] == 1 and saving["least_share"] <= saving["median_share"] <= saving["most_share"]
@@ -40,10 +40,10 @@ def test_a_compact_at_sweep_prints_the_recommendation_as_the_agents_setting_and_
     assert claude["line"] in text and f"compacts at {claude['compacts_at']:,}" in text
     assert f"{saving['median_share']:.1%} at the median" in text
     assert "worse than the recording in no file" in text if not rec["worse_sessions"] else "compacting.jsonl" in text
-    # The agent's own compaction at 0.5 compacts more often than at 0.95, whose override Claude Code ignores.
+    # The agent's own compaction at 0.5 compacts more often than at 0.95, past Claude Code's own point (the window less 33,000).
     rows = {r["compact_at"]: r for r in result["rows"]}
     assert rows[0.5]["folds"] > rows[0.95]["folds"] >= 1
-    assert rows[0.95]["compacts_at"] == 167_000 and rows[0.5]["compacts_at"] == 90_000
+    assert rows[0.95]["compacts_at"] == 167_000 and rows[0.5]["compacts_at"] == 100_000
 
 
 def test_when_no_policy_is_safe_for_every_session_the_sessions_that_rule_each_out_are_named(tmp_path, capsys):
@@ -84,7 +84,7 @@ def test_the_agents_compaction_sweeps_alike_in_worker_processes(tmp_path, capsys
         assert code == 0, err
         outs.append(json.loads(out))
     assert outs[0] == outs[1]
-    assert {r["compacts_at"] for r in outs[0]["rows"]} == {108_000}  # 0.6 of Claude Code's 180,000 effective window
+    assert {r["compacts_at"] for r in outs[0]["rows"]} == {120_000}  # 0.6 of the 200,000 window: autoCompactWindow 153,000
 
 
 def test_a_compact_at_outside_the_window_is_refused_in_one_line(tmp_path, capsys):

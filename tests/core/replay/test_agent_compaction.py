@@ -100,13 +100,14 @@ def test_a_session_without_compactions_of_its_own_keeps_the_deterministic_brief(
 
 
 # Each agent's compaction knob as its own documentation names it, written here from the source, not from the code:
-# Claude Code: https://code.claude.com/docs/en/settings (env vars; CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, a percentage 1-100)
+# Claude Code: https://code.claude.com/docs/en/settings (autoCompactWindow, 100,000 to 1,000,000 tokens; it compacts at
+# that less 33,000: anthropics/claude-code#31806's threshold code)
 # Codex: https://github.com/openai/codex/blob/main/docs/config.md (model_auto_compact_token_limit, tokens, config.toml)
 # pi: pi-mono packages/coding-agent/docs/settings.md (compaction.reserveTokens, default 16384, settings.json)
 # Cline: cline/cline src/core/storage/utils/state-helpers.ts (autoCondenseThreshold, default 0.75; useAutoCondense)
 # Gemini CLI: gemini-cli docs/get-started/configuration.md (model.compressionThreshold, default 0.5, settings.json)
 DOCUMENTED = {
-    "claude_code": ("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "~/.claude/settings.json", "70"),
+    "claude_code": ("autoCompactWindow", "~/.claude/settings.json", "173000"),
     "codex": ("model_auto_compact_token_limit", "~/.codex/config.toml", "140000"),
     "pi": ("compaction.reserveTokens", "~/.pi/agent/settings.json", "60000"),
     "cline": ("autoCondenseThreshold", "useAutoCondense", "0.7"),
@@ -127,19 +128,20 @@ def test_a_compaction_recommendation_is_written_as_each_agents_documented_settin
         assert where in s["where"] or where in s["line"], agent
         assert key.split(".")[-1] in s["line"] and value in s["line"], agent
         assert s["source"].startswith("https://"), agent
-    # Where each puts the compaction: 0.7 of 200,000, except Claude Code's percentage of the window less the 20,000 it
-    # reserves for output (its threshold's code, anthropics/claude-code#31806).
-    assert {a: settings[a]["compacts_at"] for a in ("codex", "pi", "cline", "gemini_cli", "qwen_code")} == dict.fromkeys(
-        ("codex", "pi", "cline", "gemini_cli", "qwen_code"), 140_000
-    )
-    assert settings["claude_code"]["compacts_at"] == 126_000
+    # Where each puts the compaction: 0.7 of 200,000 (Claude Code's window set 33,000 past it).
+    assert {a: settings[a]["compacts_at"] for a in DOCUMENTED} == dict.fromkeys(DOCUMENTED, 140_000)
 
 
-def test_claude_codes_override_above_its_default_point_is_said_to_change_nothing():
-    high = agent_setting("claude_code", 0.95, 200_000)  # 171,000 of the 180,000 effective: past its 167,000
-    assert high["compacts_at"] == POINT  # the override only lowers the point (anthropics/claude-code#31806)
-    assert "changes nothing" in high["note"]
-    assert "changes nothing" not in agent_setting("claude_code", 0.9, 200_000)["note"]  # 162,000: under it
+def test_claude_codes_window_setting_past_its_own_point_changes_nothing_and_under_its_least_compacts_at_its_least():
+    """Claude Code compacts at its window less 33,000, the window the model's or autoCompactWindow (100,000 to
+    1,000,000) where lower: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, offered before, is reported ignored from settings.json
+    (anthropics/claude-code#63186) and to have stopped working (#82761)."""
+    high = agent_setting("claude_code", 0.9, 200_000)  # 180,000 wanted: past its own 167,000
+    assert high["compacts_at"] == POINT and high["value"] == "200000" and "unset does the same" in high["note"]
+    low = agent_setting("claude_code", 0.3, 200_000)  # 60,000 wanted: the setting's least, 100,000, compacts at 67,000
+    assert (low["value"], low["compacts_at"]) == ("100000", 67_000) and "at the least" in low["note"]
+    big = agent_setting("claude_code", 0.3, 1_000_000)
+    assert (big["value"], big["compacts_at"], big["line"]) == ("333000", 300_000, '"autoCompactWindow": 333000')
 
 
 def test_the_lionagi_profile_a_recommendation_prints_loads_with_profile_as_the_same_policy(tmp_path):
