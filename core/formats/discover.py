@@ -172,17 +172,18 @@ def own_samples(listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [s for s in listed if str(s.get("parent") or "") not in names]
 
 
-def file_sessions(path: Path) -> list[tuple[str | None, str]]:
+def file_sessions(path: Path, named: str | None = None) -> list[tuple[str | None, str]]:
     """Each session a file holds as a folder command reads it, with the name its row gives it (registry.session_name):
     a file of several (an Aider history's runs, an Inspect AI log's samples, an OpenCode database) one per session, as
-    `sessions` lists them; any other file once, by its path, a file no reader claims too (read, it says why)."""
+    `sessions` lists them; any other file once, by its path, a file no reader claims too (read, it says why).
+    `named`: the name the rows give the file (a remote one's URL, read from a local copy), else its path."""
     from foldscope.core.formats import detect_format
 
     try:
         agent = detect_format(path)
     except (ReadError, OSError):
-        return [(None, str(path))]
-    return [(sample, session_name(str(path), agent, sample)) for sample in sessions_in(agent, path)]
+        return [(None, named or str(path))]
+    return [(sample, session_name(named or str(path), agent, sample)) for sample in sessions_in(agent, path)]
 
 
 # What an agent writes as the user's turn before the user's own words: harness tags (<command-name>, <environment_context>,

@@ -21,7 +21,6 @@ from typing import Any
 from foldscope.core.formats.aider import HISTORY as AIDER_HISTORY
 from foldscope.core.formats.discover import session_entries
 from foldscope.core.formats.opencode import DATABASE as OPENCODE_DATABASE
-from foldscope.core.formats.registry import session_name
 from foldscope.core.model.launch import session_policy
 from foldscope.core.model.policy import KEYS, Policy, PolicyChoice, PolicyError
 from foldscope.core.model.session import NotASession, ReadError, Session
@@ -224,8 +223,7 @@ Limits = Callable[[Session], tuple[str, "int | None"]]
 def tune_session(path: str, points: Sequence[PolicyPoint], limits: Limits | None = None) -> dict[str, Any]:
     """One task: a session read once and replayed under every point; plain data, or the error by name.
     `limits` gives the agent and its window, for the points that set the agent's own compaction (compact_at)."""
-    from foldscope.core.formats import detect_format
-    from foldscope.core.formats.discover import sessions_in
+    from foldscope.core.formats.discover import file_sessions
 
     try:
         local = _local(path)
@@ -233,15 +231,11 @@ def tune_session(path: str, points: Sequence[PolicyPoint], limits: Limits | None
         return {"file": path, "error": str(exc)}
     except OSError as exc:
         return {"file": path, "error": f"{path}: {exc.strerror or exc}"}
-    try:
-        agent = detect_format(Path(local))
-        samples = sessions_in(agent, Path(local))
-    except (ReadError, OSError):
-        agent, samples = "", [None]  # read alone below, the file says its problem
-    if samples != [None]:
+    each = file_sessions(Path(local), named=path)
+    if each != [(None, path)]:
         # A file of several sessions (an Aider history's runs, an OpenCode database, an Inspect AI log's samples) is
         # each of them, named as `usage` names them (summarise reads `each`): read whole it was one failure.
-        return {"file": path, "each": [_tuned(local, session_name(path, agent, s), s, points, limits) for s in samples]}
+        return {"file": path, "each": [_tuned(local, name, sample, points, limits) for sample, name in each]}
     return _tuned(local, path, None, points, limits)
 
 
