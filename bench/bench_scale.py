@@ -428,7 +428,7 @@ def gui_launch(path: str, folder: str) -> dict:
 def encoder_built() -> bool:
     """Whether this process built an o200k encoder (core.request.tokens), rather than leave its counts to a child."""
     tokens = sys.modules.get("foldscope.core.request.tokens")
-    return tokens is not None and getattr(tokens, "_encoding", None) is not None
+    return tokens is not None and tokens.encoder_built()
 
 
 def tiny_window_mb() -> float:

@@ -411,6 +411,11 @@ _lock = threading.Lock()
 _helper: Any = None  # the forked helper encoding for this process (core.request.counting.helper), set there
 
 
+def encoder_built() -> bool:
+    """Whether this process has built its own o200k encoder (quicktok's is 64 MiB)."""
+    return _encoding is not None
+
+
 def encoding() -> Any:
     """The shared o200k_base encoding (FastEncoding, or tiktoken's Encoding where quicktok is missing), built once
     from the vendored file (or the helper's, core.request.counting.helper). Every one encodes as tiktoken's Encoding would."""

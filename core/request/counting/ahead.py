@@ -34,6 +34,7 @@ from foldscope.core.request.long_pieces import has_long_piece
 from foldscope.core.request.passages import Passages
 from foldscope.core.request.plan import TEXT, CompileError, IncludedRound, plan_runs
 from foldscope.core.request.provider_text import thinking_text
+from foldscope.core.request.tokens import encoder_built  # a name here, so a test can say what this process has built
 
 if TYPE_CHECKING:
     import subprocess
@@ -411,11 +412,6 @@ class CountsAhead:
                 up.close()
             except OSError:
                 pass
-
-
-def encoder_built() -> bool:
-    """Whether this process has built its own o200k encoder (core.request.tokens: quicktok's is 64 MiB)."""
-    return tokens._encoding is not None
 
 
 def window_blocks(record: FullRecord, lo: int, hi: int) -> Iterator[Any]:
