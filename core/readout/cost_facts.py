@@ -91,7 +91,7 @@ class CostFacts:
         if rows and all(r.causes.usage is None for r in rows) and not self.children_usd:
             # Nothing reported is nothing billed that the file shows: "$0.0000 ... Most went to nothing" read as free.
             return (
-                f"No request of this session reported its usage ({len(rows):,} request{'s' if len(rows) != 1 else ''}), "
+                f"No request of this session reported its usage ({plural(len(rows), 'request')}), "
                 "so the file holds no bill to show: the Requests tab and the timeline give foldscope's counts."
             )
         if total is None:
