@@ -222,15 +222,27 @@ def cache_report(
     return CacheReport(session, cached, measured, not any_unpriced, tokens, model)
 
 
-def counted_cache_report(session: Session, policy: Policy | None = None, counter: Counter | None = None) -> CacheReport:
+def counted_cache_report(
+    session: Session, policy: Policy | None = None, counter: Counter | None = None, texts: Sequence[str] = ()
+) -> CacheReport:
     """The cache report from one measure of the trace (core.request.trace_measure, without the predictions, which
     this report does not show), the cache causes' pass riding on its count as the report's does: that count may have
-    a child count ahead on the other core, as `requests`' does, where the cache report's own pass counts on one."""
+    a child count ahead on the other core, as `requests`' does, where the cache report's own pass counts on one.
+    `texts`: what the caller will count with `counter` after (the compactions' summaries), counted by that child as
+    the last request is heard (Counter.count_ahead), so this process builds no encoder for them alone."""
     from foldscope.core.forensics.trace_pass import MeasuredPass
     from foldscope.core.request.trace_measure import measure_trace
 
     steps = MeasuredPass(session, policy, {})
-    measured = measure_trace(session, steps.policy, counter=counter or Counter(), predict=False, on_measured=steps.step)
+    counter = counter or Counter()
+    last = len(session.trace) - 1
+
+    def heard(messages, first_round, m, meter) -> None:
+        steps.step(messages, first_round, m, meter)
+        if len(steps.rows) - 1 == last and texts:
+            counter.count_ahead(texts)
+
+    measured = measure_trace(session, steps.policy, counter=counter, predict=False, on_measured=heard)
     if len(steps.rows) != len(session.trace):  # pragma: no cover - every request is heard; else the cache report counts
         return cache_report(session, policy, counter)
     heads = [row.unseen_head for row in measured.rows]

@@ -21,7 +21,7 @@ from foldscope.core.forensics.payback import Payback, payback
 from foldscope.core.formats.registry import format_named
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message, Session
-from foldscope.core.model.views import left_between
+from foldscope.core.model.views import added, left_between
 from foldscope.core.request.count import Counter
 from foldscope.core.request.tokens import count_text
 
@@ -182,8 +182,7 @@ def find_compactions(session: Session) -> list[tuple[int, Message]]:
     before: Sequence[str] = ()
     for k, request in enumerate(session.trace):
         view = request.view
-        n = len(before)
-        if k and not (len(view) >= n and view[:n] == before):  # a view that only adds took nothing out
+        if k and added(view, before) is None:  # a view that only adds took nothing out
             had = set(before)
             new = [mid for mid in view if mid not in had and mid in record and record.get(mid).kind == "note"]
             if new:
@@ -200,12 +199,11 @@ def carried_notes(session: Session) -> set[str]:
     carried: set[str] = set()
     if not notes:
         return carried
-    before: tuple[str, ...] = ()
+    before: Sequence[str] = ()
     for request in session.trace:
-        view = tuple(request.view)
-        n = len(before)
-        new = view[n:] if n and view[:n] == before else view
-        carried.update(mid for mid in new if mid in notes)
+        view = request.view
+        new = added(view, before) if before else None
+        carried.update(mid for mid in (view if new is None else new) if mid in notes)
         before = view
     return carried
 
@@ -358,8 +356,8 @@ def refetched(
     before: Sequence[str] = ()
     for k in range(start, min(end, len(session.trace))):
         view = session.trace[k].view
-        n = len(before)
-        new = view[n:] if len(view) >= n and view[:n] == before else view  # most requests only add
+        new = added(view, before)  # most requests only add
+        new = view if new is None else new
         before = view
         for mid in new:
             if mid in seen or mid not in record:
@@ -453,10 +451,15 @@ def compaction_report(
     session's find_compactions when the caller has it already (the literal checks' spans were cut from it)."""
     found = find_compactions(session) if found is None else list(found)
     if cache is None:
+        # The summaries (the summariser modelled below counts them) counted by the count's own child as it ends, so
+        # this process builds no encoder for them alone, as the report's are (core.readout.report).
+        counter = counter or Counter()
+        summaries = [note.text for _, note in found]
         if literals is None and found:
             with literal_checks(session) as started:
-                return compaction_report(session, policy, counter, counted_cache_report(session, policy, counter), started)
-        cache = counted_cache_report(session, policy, counter)
+                cache = counted_cache_report(session, policy, counter, summaries)
+                return compaction_report(session, policy, counter, cache, started)
+        cache = counted_cache_report(session, policy, counter, summaries)
     checks = literals.collect([(k, note.id) for k, note in found]) if literals is not None else None
     events = _events_by_note(session)
     summarisers = [c for c in children(session) if c.summariser] if found else []

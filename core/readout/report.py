@@ -22,6 +22,7 @@ from foldscope.core.formats.registry import format_title
 from foldscope.core.model.outputs import output_target, write_output
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session, estimated_usage
+from foldscope.core.model.views import added
 from foldscope.core.readout.agent_limits import agent_limits
 from foldscope.core.readout.composition import Composition, request_composition
 from foldscope.core.readout.cost_facts import duration
@@ -54,9 +55,16 @@ def fold_events(session: Session, measure: Measure) -> list[tuple[int, str]]:
     notes = {m.id: ("compaction" if m.metadata.get("compaction") else "fold") for m in record if is_note(m)}
     out: list[tuple[int, str]] = []
     before: set[str] = set()
+    view: Sequence[str] = ()
     for k, request in enumerate(measure.requests):
-        present = {mid for mid in request.view if mid in notes}
-        entered = present - before
+        new = added(request.view, view) if k else None  # most requests only add: only what they add is read
+        view = request.view
+        if new is None:
+            present = {mid for mid in view if mid in notes}
+            entered = present - before
+        else:
+            entered = {mid for mid in new if mid in notes} - before
+            present = before | entered
         if entered and k:
             out.append((k, "compaction" if any(notes[mid] == "compaction" for mid in entered) else "fold"))
         before = present
