@@ -36,3 +36,37 @@ def test_the_cache_command_counts_through_the_trace_measure(corpus_dev, monkeypa
     path = corpus_dev / "claude_code" / "session-9eda1058.jsonl"
     many_sessions.cache_of(load_session(path))
     assert asked == [1]
+
+
+def test_compactions_have_their_summaries_counted_by_the_counts_child_never_here(tmp_path, monkeypatch):
+    """`compactions` hands its compactions' summaries (the summariser modelled counts them after the count) to the
+    count's own child as the last request is heard (Counter.count_ahead), as the report does, so its process builds
+    no encoder for them alone; the report is the one counted in-line."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+    from fresh_session import generate
+
+    from foldscope.core.forensics import literals_ahead
+    from foldscope.core.forensics.compactions import compaction_report, find_compactions
+    from foldscope.core.request import tokens
+    from foldscope.core.request.counting import ahead, backend
+
+    path = tmp_path / "s.jsonl"
+    generate(path, 1500)
+    monkeypatch.setattr(literals_ahead, "may_fork", lambda: False)  # the checks in-line: the counts child alone forked
+    summaries = {note.text for _, note in find_compactions(load_session(path))}
+    assert summaries
+    expected = compaction_report(load_session(path)).as_dict()  # the tests' FOLDSCOPE_COUNTING: counted here
+    monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
+    monkeypatch.setattr(backend, "free_core", lambda: True)
+    monkeypatch.setattr(ahead, "START_CHARS", 0)
+    monkeypatch.setattr(ahead, "WAIT_FOR_START", True)
+    monkeypatch.setattr(ahead, "COUNT_WHILE_WAITING", False)
+    monkeypatch.setattr(ahead, "START_SECONDS", 120.0)
+    counted_here: list[str] = []
+    real = tokens.count_text
+    monkeypatch.setattr(tokens, "count_text", lambda text: counted_here.append(text) or real(text))
+    assert compaction_report(load_session(path)).as_dict() == expected
+    assert not summaries & set(counted_here)

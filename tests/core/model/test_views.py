@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import Request
-from foldscope.core.model.views import SharedView, TrackedView, ViewSharer
+from foldscope.core.model.views import SharedView, TrackedView, ViewSharer, added
 
 # One change to the active view between two requests, as the readers make them: messages appended, the view cut
 # back (a rewind), a note put in the place of some (a compaction, a fold), one id replaced (a clipped copy), or none.
@@ -82,6 +82,20 @@ def test_every_shared_view_reads_as_the_tuple_copy_made_with_it(steps):
             assert (a != cb) == (ca != cb)
             same = next((i for i, (x, y) in enumerate(zip(ca, cb)) if x != y), min(len(ca), len(cb)))
             assert common_start(a, b, equal=True) == same == common_start(a, cb, equal=True)  # the shortcut too
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(step, max_size=40))
+def test_what_a_view_adds_to_the_one_before_is_what_the_tuple_copies_said(steps):
+    """added(view, before): the ids after `before` where the view repeats it whole (the tuple copies' `view[:n] ==
+    before`, which the passes over a trace read before), else None; for shared views, copies and the two mixed."""
+    shared, copied = shared_and_copied(steps)
+    for k in range(1, len(shared)):
+        ca, cb = copied[k - 1], copied[k]
+        rule = cb[len(ca) :] if cb[: len(ca)] == ca else None
+        for a, b in ((shared[k - 1], shared[k]), (ca, cb), (ca, shared[k]), (shared[k - 1], cb)):
+            got = added(b, a)
+            assert (None if got is None else tuple(got)) == rule
 
 
 @settings(max_examples=200, deadline=None)
