@@ -451,15 +451,7 @@ def compaction_report(
     session's find_compactions when the caller has it already (the literal checks' spans were cut from it)."""
     found = find_compactions(session) if found is None else list(found)
     if cache is None:
-        # The summaries (the summariser modelled below counts them) counted by the count's own child as it ends, so
-        # this process builds no encoder for them alone, as the report's are (core.readout.report).
-        counter = counter or Counter()
-        summaries = [note.text for _, note in found]
-        if literals is None and found:
-            with literal_checks(session) as started:
-                cache = counted_cache_report(session, policy, counter, summaries)
-                return compaction_report(session, policy, counter, cache, started)
-        cache = counted_cache_report(session, policy, counter, summaries)
+        return _counted_first(session, policy, counter, literals, found)
     checks = literals.collect([(k, note.id) for k, note in found]) if literals is not None else None
     events = _events_by_note(session)
     summarisers = [c for c in children(session) if c.summariser] if found else []
@@ -522,6 +514,21 @@ def compaction_report(
             )
         out.append(c)
     return CompactionReport(session, cache, out, _unsent(session, found, events, policy, counter, cache))
+
+
+def _counted_first(
+    session: Session, policy: Policy | None, counter: Counter | None, literals: LiteralChecks | None, found: list[tuple[int, Message]]
+) -> CompactionReport:
+    """compaction_report with its cache report counted first (counted_cache_report: one measure of the trace), whose
+    count's own child counts the compactions' summaries as it ends, so this process builds no encoder for the
+    summariser modelled alone (as the report's, core.readout.report); a session with compactions has its literal
+    checks forked (where it may) before that count."""
+    counter, summaries = counter or Counter(), [note.text for _, note in found]
+    if literals is None and found:
+        with literal_checks(session) as started:
+            cache = counted_cache_report(session, policy, counter, summaries)
+            return compaction_report(session, policy, counter, cache, started, found)
+    return compaction_report(session, policy, counter, counted_cache_report(session, policy, counter, summaries), literals, found)
 
 
 def _unsent(session: Session, found, events, policy: Policy | None, counter: Counter | None, cache: CacheReport) -> list[Unsent]:
