@@ -36,6 +36,16 @@ def test_a_summary_keeps_what_it_repeats_exactly():
     assert len(result.lost) == 7 and result.as_dict()["lost"] == 7
 
 
+def test_the_lost_listed_are_the_first_lost_in_order_with_their_kinds():
+    """as_dict lists the first `listed` literals the summary lost, in order, each with its kind (as `lost` has them)."""
+    result = check([TEXT], "We changed /work/core/request/prefix.py; 27934 tokens.")
+    lost = [{"kind": x.kind, "text": x.text} for x in result.lost]
+    assert lost[0] == {"kind": "path", "text": "src/app.ts"} and len(lost) == 7
+    assert result.as_dict()["lost_list"] == lost
+    assert result.as_dict(listed=3)["lost_list"] == lost[:3]
+    assert check([], "").as_dict()["lost_list"] == []
+
+
 def test_a_huge_span_is_bounded():
     words = " ".join(f"name_{i}" for i in range(MAX_LITERALS + 100))
     assert len(literals([words])) == MAX_LITERALS
