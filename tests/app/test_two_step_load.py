@@ -230,7 +230,8 @@ def test_an_edit_made_while_the_library_stores_the_session_ends_in_the_library_a
         edited.set()
 
     window.document_counted.connect(edit)
-    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+    # Stored, then the edits autosaved: the write runs on the worker pool after document_loaded (save.session_stored).
+    with qtbot.waitSignals([window.document_loaded, window.session_actions.saver.autosaved], timeout=60_000):
         window.open_path(path)
     qtbot.waitUntil(lambda: window.task is None)
     doc = window.document
