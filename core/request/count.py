@@ -46,6 +46,7 @@ from foldscope.core.request.count_step import (
     Laid,
     body_bytes,
     body_of,
+    call_body,
     glue_of,
     images_of,
     lay_out,
@@ -345,12 +346,14 @@ class Counter(Tokenising):
             todo_keys = list(new)
             texts: list = list(new.values())
             for key, spec in todo:
-                m = spec.message
-                rendered = plain_body(m) if spec.tag == TEXT and spec.mark is None else body_of(spec, record, policy, first_round)
-                if spec.tag != TOOL_USE and "images" in m.metadata:
-                    n = image_tokens(m)
-                    if n:
+                m, tag, mark = spec.message, spec.tag, spec.mark
+                if tag != TOOL_USE:
+                    rendered = plain_body(m) if tag == TEXT and mark is None else body_of(spec, record, policy, first_round)
+                    if "images" in m.metadata and (n := image_tokens(m)):
                         images[key] = n
+                else:  # body_of's answer for a call, without its call; no images on a call's block
+                    cid = spec.call_id if mark is None else None
+                    rendered = call_body(m.content, cid) if type(cid) is str else body_of(spec, record, policy, first_round)
                 if type(rendered) is BodyParts:  # a huge text's body in parts (plain_body)
                     ready[key] = self._parts_count(rendered)[0]
                 else:

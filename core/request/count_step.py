@@ -28,7 +28,7 @@ from foldscope.core.formats.images import image_tokens
 from foldscope.core.model import shared_start as _shared
 from foldscope.core.model.canonical import canonical_bytes
 from foldscope.core.model.running_sum import common_start
-from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.model.session import FullRecord, Message, sole_text
 from foldscope.core.model.shared_start import Shared, grown
 from foldscope.core.request import long_pieces
 from foldscope.core.request.compile import IncludedRound, Plan, canonical, render_block, request_head, result_text, value_text
@@ -535,7 +535,8 @@ def starts(tail: Sequence[Message], pos: int, size: int, cut: int, block: int) -
         m = tail[j]
         if m.kind == "action_request":
             break
-        if has_text(m):
+        text = sole_text(m)  # has_text's answer for the commonest message, without its look-ups
+        if text if text is not None else has_text(m):
             if j > pos:
                 out.append((cut + j, block + n))
             n += 1

@@ -42,8 +42,9 @@ class Tokenising:
 
     def _tokenise(self, keys: list, given: list[str], bodies: dict[Any, int]) -> None:
         """Count every new segment, `given[i]` the text of `keys[i]` (_count_all, by passages when long): a head's into
-        the heads, a block body's into `bodies` (the memo of its policy key). Lists, not a dict of them: a cold count's
-        thousand bodies went through three dicts on their way to the memo (docs/performance.md, counter7)."""
+        the heads (its key first in `keys`, where there is one), a block body's into `bodies` (the memo of its policy
+        key). Lists, not a dict of them: a cold count's thousand bodies went through three dicts on their way to the memo
+        (docs/performance.md, counter7)."""
         if not given:
             return
         # Equal short texts count alike, so each is tokenised once: a file of tiny prompts repeats a few words. A long
@@ -61,17 +62,10 @@ class Tokenising:
         counts = self._windowed_counts(texts) if tokens.windowed() else self._passages.counts(texts, self._count_all)
         if texts is not given:
             counts = [counts[k] for k in at]
-        if any(type(key) is tuple and key[0] == "head" for key in keys):  # _is_head, inline: one a body
-            heads = self._heads
-            blocks: list = []
-            block_counts: list[int] = []
-            for key, n in zip(keys, counts):
-                if type(key) is tuple and key[0] == "head":
-                    heads[key[1]] = n
-                else:
-                    blocks.append(key)
-                    block_counts.append(n)
-            keys, counts = blocks, block_counts
+        head = keys[0]
+        if type(head) is tuple and head[0] == "head":  # a head comes first, where there is one (asked of it alone)
+            self._heads[head[1]] = counts[0]
+            keys, counts = keys[1:], counts[1:]
         images = self._images
         if not images:
             bodies.update(zip(keys, counts))

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from foldscope.core.model.session import Fields, FullRecord, Message, canonical_json
+from foldscope.core.model.session import Fields, FullRecord, Message, canonical_json, sole_text
 from foldscope.core.request.bodies import original_of
 from foldscope.core.request.marks import MarkPosition, choose_marks
 
@@ -134,73 +134,90 @@ def plan_runs(
     runs: list[tuple[str, list[Message]]] = []
     role = None
     run: list[Message] = []
-    calls: list[int] = []  # the assistant runs holding a call (most hold none: their messages need no second look)
-    results: list[int] = []  # the user runs holding a result
+    calls: list[tuple[Message, int]] = []  # each call and its run (most runs hold none: their messages need no second look)
+    results: list[tuple[Message, int]] = []  # each result and its run
+    role_of = ROLE
     for m in seq:
         kind = m.kind
-        r = ROLE[kind]
+        r = role_of[kind]
         if r != role:
             role, run = r, [m]
             runs.append((r, run))
         else:
             run.append(m)
         if kind == "action_request":
-            if not calls or calls[-1] != len(runs) - 1:
-                calls.append(len(runs) - 1)
-        elif kind == "action_response" and (not results or results[-1] != len(runs) - 1):
-            results.append(len(runs) - 1)
+            calls.append((m, len(runs) - 1))
+        elif kind == "action_response":
+            results.append((m, len(runs) - 1))
 
     call_run: dict[str, int] = {}
     answers: dict[str, str] = {}  # a result's id -> the call that names it (action_response_id)
-    for ri in calls:
-        for m in runs[ri][1]:
-            if m.kind == "action_request":
-                call_run.setdefault(m.id, ri)
-                rid = m.content.get("action_response_id")
-                if isinstance(rid, str):
-                    answers.setdefault(rid, m.id)
+    for m, ri in calls:
+        call_run.setdefault(m.id, ri)
+        rid = m.content.get("action_response_id")
+        if isinstance(rid, str):
+            answers.setdefault(rid, m.id)
 
-    paired: dict[str, str] = {}  # call message id -> the result message id answering it
+    # A result pairs only with a call in the assistant run right before its own run, and only once: the call's
+    # tool_use id, by the result's message id, for the result's block (the call's own block takes the same id).
     result_call: dict[str, str] = {}
+    paired: dict[str, str] = {}  # call message id -> the tool_use id its block and its result's carry
     by_answer = False
-    for ri in results:
-        for m in runs[ri][1]:
-            if m.kind != "action_response":
-                continue
-            source = original_of(m, record, by_id) if "clipped_from" in m.metadata else m
-            cid = source.content.get("action_request_id")
-            if not isinstance(cid, str) or cid not in call_run:
-                cid = answers.get(source.id, answers.get(m.id))
-                by_answer = by_answer or cid is not None
-            elif call_run[cid] > ri:
-                by_answer = True  # names a call after it: a shorter view could pair it otherwise
-            # A result pairs only with a call in the assistant run right before its own run, and only once.
-            if cid is not None and call_run.get(cid) == ri - 1 and cid not in paired:
-                paired[cid] = m.id
-                result_call[m.id] = cid
+    for m, ri in results:
+        source = original_of(m, record, by_id) if "clipped_from" in m.metadata else m
+        cid = source.content.get("action_request_id")
+        if not isinstance(cid, str) or cid not in call_run:
+            cid = answers.get(source.id, answers.get(m.id))
+            by_answer = by_answer or cid is not None
+        elif call_run[cid] > ri:
+            by_answer = True  # names a call after it: a shorter view could pair it otherwise
+        if cid is not None and call_run.get(cid) == ri - 1 and cid not in paired:
+            paired[cid] = result_call[m.id] = call_id_of(by_id[cid])
 
+    return _run_blocks(runs, paired, result_call, by_id), by_answer
+
+
+def _run_blocks(
+    runs: list[tuple[str, list[Message]]], paired: Mapping[str, str], result_call: Mapping[str, str], by_id: Mapping[str, Message]
+) -> list[tuple[str, list[BlockSpec], int]]:
+    """plan_runs' answer from its runs and pairing: each run's blocks (`paired`: a paired call's tool_use id by its
+    message id, `result_call`: the same by its result's message id), a user run's results leading its texts."""
     out: list[tuple[str, list[BlockSpec], int]] = []
+    new = _new
+    set_message, set_tag, set_call_id, set_mark = _set_spec
     for role, run in runs:
         blocks: list[BlockSpec] = []
-        if role == "assistant":
-            for m in run:
-                if m.kind == "action_request":
-                    if m.id in paired:
-                        blocks.append(new_spec(m, TOOL_USE, call_id_of(m)))
-                elif has_text(m):
-                    blocks.append(text_block(m))
-        else:
-            later: list[BlockSpec] = []
-            for m in run:
-                if m.id in result_call:
-                    blocks.append(new_spec(m, TOOL_RESULT, call_id_of(by_id[result_call[m.id]])))
-                elif m.kind == "action_response":
-                    later.append(new_spec(m, ORPHAN_RESULT, None))
-                elif has_text(m):
-                    later.append(text_block(m))
+        later: list[BlockSpec] = []
+        for m in run:
+            kind = m.kind
+            if kind == "action_request":
+                cid = paired.get(m.id)
+                if cid is None:
+                    continue
+                if by_id.get(m.id) is not m:  # another message of its id is the one its result's block names
+                    cid = call_id_of(m)
+                tag = TOOL_USE
+            elif kind == "action_response":
+                cid = result_call.get(m.id)
+                tag = TOOL_RESULT if cid is not None else ORPHAN_RESULT
+            else:
+                text = sole_text(m)  # has_text's answer for the commonest message, without its look-ups
+                if not (text if text is not None else has_text(m)):
+                    continue
+                cid, tag = None, TEXT
+            spec = new(BlockSpec)  # new_spec's body inline: one a block
+            set_message(spec, m)
+            set_tag(spec, tag)
+            set_call_id(spec, cid)
+            set_mark(spec, None)
+            if role == "assistant" or tag == TOOL_RESULT:
+                blocks.append(spec)
+            else:
+                later.append(spec)
+        if later:
             blocks.extend(later)  # tool_result blocks lead their user message
         out.append((role, blocks, len(run)))
-    return out, by_answer
+    return out
 
 
 def unanswered_calls(messages: Sequence[Message], record: FullRecord | None = None) -> list[Message]:
