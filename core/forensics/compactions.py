@@ -429,12 +429,13 @@ def literal_spans(session: Session) -> list[Span]:
     return [Span(k, note, dropped_by(session, k), literal_text) for k, note in find_compactions(session)]
 
 
-def literal_checks(session: Session, fork: bool | None = None) -> LiteralChecks:
+def literal_checks(session: Session, fork: bool | None = None, counted_after: bool = False) -> LiteralChecks:
     """The literal checks of every compaction `compaction_report` explains, started in a forked child where it may
-    (core.forensics.literals_ahead; `fork` overrides whether)."""
+    (core.forensics.literals_ahead; `fork` overrides whether); `counted_after`: the session's trace is counted next,
+    so its counting child is asked for before the fork (literals_ahead.counting_child_first)."""
     from foldscope.core.forensics.literals_ahead import LiteralChecks
 
-    return LiteralChecks(literal_spans(session), fork)
+    return LiteralChecks(literal_spans(session), fork, counted_after=session.source if counted_after else None)
 
 
 def compaction_report(
@@ -525,7 +526,7 @@ def _counted_first(
     checks forked (where it may) before that count."""
     counter, summaries = counter or Counter(), [note.text for _, note in found]
     if literals is None and found:
-        with literal_checks(session) as started:
+        with literal_checks(session, counted_after=True) as started:
             cache = counted_cache_report(session, policy, counter, summaries)
             return compaction_report(session, policy, counter, cache, started, found)
     return compaction_report(session, policy, counter, counted_cache_report(session, policy, counter, summaries), literals, found)

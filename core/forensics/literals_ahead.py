@@ -85,8 +85,9 @@ class JobsAhead:
     has written it whole, else None: it never waits, and a caller makes what it did not get itself. Results are read
     from the child's file when taken, not held here. A context manager: leaving it kills and reaps the child."""
 
-    def __init__(self, jobs: Sequence[Callable[[], Any]], fork: bool | None = None) -> None:
+    def __init__(self, jobs: Sequence[Callable[[], Any]], fork: bool | None = None, counted_after: Any = None) -> None:
         self.jobs = list(jobs)
+        self.counted_after = counted_after  # the session file whose trace is counted after the fork (_start), if any
         self.pid: int | None = None
         self._file: IO[bytes] | None = None
         self._scanned = 0  # the file's bytes read for frames so far
@@ -114,6 +115,8 @@ class JobsAhead:
             self._marks[:MARKS_HEAD] = (-1).to_bytes(MARKS_HEAD, "little", signed=True)
         except OSError:
             self._marks = None  # the child makes every job in turn, as it did before the marks
+        if self.counted_after is not None:
+            counting_child_first(self.counted_after)
         # Frozen, the objects built so far are never walked by the child's collector (a walk writes to each one's
         # header, so copies every page it lies on); the parent takes them back as soon as the child is forked.
         gc.freeze()
@@ -194,17 +197,32 @@ class JobsAhead:
         self._where.clear()
 
 
+def counting_child_first(path: Any) -> None:
+    """Before a child is forked ahead of a count: where the read started no counting child (its question found no
+    free core then), the count's own question is asked now, while the other core is as the read left it. Asked after
+    the fork, it would find that core taken by this module's child (niced time is not idle time,
+    core.request.counting.backend.core_idle), so the count would count on one core where `requests` counts on two,
+    and the child, niced beside the count, would get little done either: a `compactions` or `report` at 50k on a
+    loaded machine started no counting child in runs where `requests` did."""
+    from foldscope.core.request.counting import backend
+
+    if not backend.has_spare():
+        backend.hint(path)
+
+
 class LiteralChecks:
     """Every compaction's literal check of a session, started in a forked child (JobsAhead: its own, or jobs `first`
     on of a shared one) and collected in the compactions' order (`collect`). A context manager: leaving it stops and
     reaps its own child."""
 
-    def __init__(self, spans: Sequence[Span], fork: bool | None = None, ahead: JobsAhead | None = None, first: int = 0) -> None:
+    def __init__(
+        self, spans: Sequence[Span], fork: bool | None = None, ahead: JobsAhead | None = None, first: int = 0, counted_after: Any = None
+    ) -> None:
         self.spans = list(spans)
         self.keys = [(s.request, s.note.id) for s in self.spans]
         self.made_here = 0  # checks the parent made itself at collect (tests and benches read it)
         self._own = ahead is None
-        self.ahead = JobsAhead([s.parts for s in self.spans], fork) if ahead is None else ahead
+        self.ahead = JobsAhead([s.parts for s in self.spans], fork, counted_after) if ahead is None else ahead
         self.first = 0 if ahead is None else first
 
     @property

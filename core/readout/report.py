@@ -572,7 +572,8 @@ def write_report(
     spans = literal_spans(session) if session.trace else []
     segments = conversation_segments(session)
     helpers: list[JobsAhead] = []
-    with JobsAhead([s.parts for s in spans] + conversation_jobs(session, segments)) as ahead:
+    # The trace is counted after this fork: its counting child asked for before it (literals_ahead.counting_child_first).
+    with JobsAhead([s.parts for s in spans] + conversation_jobs(session, segments), counted_after=session.source) as ahead:
         first = len(spans)
         try:
             data = gather(

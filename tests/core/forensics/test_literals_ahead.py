@@ -310,3 +310,51 @@ def test_a_child_whose_parent_is_killed_stops_before_its_next_job():
     while alive(child) and time.monotonic() < end:
         time.sleep(0.02)
     assert not alive(child)
+
+
+def _asked_then_forked(monkeypatch, spare: bool = False) -> list[object]:
+    """What happens, in order, when a child is forked (the fork fails at once: the jobs are made in-line) and when
+    the count's question for a counting child is asked (backend.hint), with or without a child the read started."""
+    from foldscope.core.request.counting import backend
+
+    events: list[object] = []
+
+    def fork():
+        events.append("fork")
+        raise OSError("no fork in this test")
+
+    monkeypatch.setattr(literals_ahead.os, "fork", fork)
+    monkeypatch.setattr(backend, "hint", lambda path: events.append(("asked", str(path))) or False)
+    monkeypatch.setattr(backend, "has_spare", lambda: spare)
+    return events
+
+
+def test_a_child_forked_before_a_count_asks_for_the_counting_child_first(monkeypatch, tmp_path):
+    """The count asks whether a core is free; asked after this module's child is forked, it would find that core
+    taken, so the question is asked before the fork (counting_child_first), and only then."""
+    events = _asked_then_forked(monkeypatch)
+    with JobsAhead([lambda: 1], fork=True, counted_after=tmp_path / "s.jsonl") as jobs:
+        assert jobs.take(0) is None  # made in-line: the fork failed
+    assert events == [("asked", str(tmp_path / "s.jsonl")), "fork"]
+    events.clear()
+    JobsAhead([lambda: 1], fork=True).stop()  # no count after it (the report's every-request table): nothing asked
+    assert events == ["fork"]
+
+
+def test_a_counting_child_the_read_started_is_not_asked_for_again(monkeypatch, tmp_path):
+    events = _asked_then_forked(monkeypatch, spare=True)
+    JobsAhead([lambda: 1], fork=True, counted_after=tmp_path / "s.jsonl").stop()
+    assert events == ["fork"]
+
+
+def test_compactions_and_the_report_ask_for_the_counting_child_before_their_fork(generated, monkeypatch, tmp_path):
+    from foldscope.core.readout.report import write_report
+
+    events = _asked_then_forked(monkeypatch)
+    monkeypatch.setattr(literals_ahead, "may_fork", lambda: True)
+    path = generated.source
+    compaction_report(load_session(path))
+    assert events[:2] == [("asked", str(path)), "fork"]
+    events.clear()
+    write_report(load_session(path), tmp_path / "r.html")
+    assert events[:2] == [("asked", str(path)), "fork"]
