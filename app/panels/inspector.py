@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 
-from foldscope.app.follows_changes import FollowsChanges
+from foldscope.app.follows_changes import FollowsChanges, session_changed
 from foldscope.app.highlight import content_html, json_html
 from foldscope.app.panels.long_text import is_long, note, save_text, shown_part
 from foldscope.app.qt import (
@@ -73,10 +73,11 @@ class Inspector(QWidget):
         layout.addWidget(self.header)
         layout.addWidget(self.long_bar)
         layout.addWidget(self.tabs, 1)
+        self._members_html = ""  # what the Members tab holds, so a step that leaves it the same does not set it again
         self.clear()
         # Any change may move what the shown message says (in or out of the view, its size, its links): redrawn
         # at once in front, else when its tab is chosen.
-        self.follower = FollowsChanges(self, lambda changes: True, lambda changes: self.refresh())
+        self.follower = FollowsChanges(self, lambda changes: True, self._redraw)
 
     def follow(self, changed) -> None:
         """Redraw the shown message after the workspace's changes (app.undo.SessionEditor.display_changed)."""
@@ -96,6 +97,7 @@ class Inspector(QWidget):
         self._show_long(None)
         self.metadata.clear()
         self.members.clear()
+        self._members_html = ""
         self.tabs.setTabEnabled(self.members_tab, False)
 
     def set_document(self, document: Document | None) -> None:
@@ -133,13 +135,22 @@ class Inspector(QWidget):
                 style,
             )
         )
+        self._show_members(doc, index)
+
+    def _show_members(self, doc: Document, index: int, again: bool = False) -> None:
+        """The Members tab of a note (disabled for any other message); `again` (the same message redrawn) leaves the
+        tab as it is when its list reads the same, its scroll and selection kept."""
         members = note_members(doc, index)
         self.tabs.setTabEnabled(self.members_tab, members is not None)
         self.tabs.setTabText(self.members_tab, f"Mem&bers ({len(members.indexes):,})" if members else "Mem&bers")
         if members is not None:
-            self.members.setHtml(members_html(doc, index, members))
+            shown = members_html(doc, index, members)
+            if not (again and shown == self._members_html):
+                self.members.setHtml(shown)
+                self._members_html = shown
         else:
             self.members.clear()
+            self._members_html = ""
             if self.tabs.currentWidget() is self.members:
                 self.tabs.setCurrentWidget(self.content)
 
@@ -168,6 +179,24 @@ class Inspector(QWidget):
         path = text_path_dialog(self, f"message-{self.index}.txt")
         if path:
             self.save_whole_text(path)
+
+    def _redraw(self, changes) -> None:
+        """Follow a change of the workspace (core.model.commands.Changes; None: anything may have changed). A step to
+        another request moves only the view shown (core.readout.workspace.Workspace.show_request): what the header says
+        (in or out of the view, why) and a note's members read from the view; the message's content and metadata
+        stay, not laid out again at every step (nor scrolled back to their top)."""
+        if changes is not None and changes.shown and not session_changed(changes):
+            self._show_step()
+        else:
+            self.refresh()
+
+    def _show_step(self) -> None:
+        doc, index = self.document, self.index
+        if doc is None or index is None or not (0 <= index < doc.record_size):
+            self.refresh()
+            return
+        self.header.setText(self._header_html(doc, index))
+        self._show_members(doc, index, again=True)
 
     def refresh(self) -> None:
         """Redraw the shown message (the shown view or the theme changed)."""
