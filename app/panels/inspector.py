@@ -22,7 +22,7 @@ from foldscope.app.qt import (
 )
 from foldscope.app.theme import kind_colour, pygments_style
 from foldscope.core.readout.document import Document, kind_label
-from foldscope.core.readout.note_members import members_html, note_members
+from foldscope.core.readout.note_members import Members, members_html, note_members
 from foldscope.core.readout.words import when
 
 
@@ -73,7 +73,7 @@ class Inspector(QWidget):
         layout.addWidget(self.header)
         layout.addWidget(self.long_bar)
         layout.addWidget(self.tabs, 1)
-        self._members_html = ""  # what the Members tab holds, so a step that leaves it the same does not set it again
+        self._members: Members | None = None  # what the Members tab lists, so a step that leaves it the same does not set it again
         self.clear()
         # Any change may move what the shown message says (in or out of the view, its size, its links): redrawn
         # at once in front, else when its tab is chosen.
@@ -97,7 +97,7 @@ class Inspector(QWidget):
         self._show_long(None)
         self.metadata.clear()
         self.members.clear()
-        self._members_html = ""
+        self._members = None
         self.tabs.setTabEnabled(self.members_tab, False)
 
     def set_document(self, document: Document | None) -> None:
@@ -144,15 +144,13 @@ class Inspector(QWidget):
         self.tabs.setTabEnabled(self.members_tab, members is not None)
         self.tabs.setTabText(self.members_tab, f"Mem&bers ({len(members.indexes):,})" if members else "Mem&bers")
         if members is not None:
-            shown = members_html(doc, index, members)
-            if not (again and shown == self._members_html):
-                self.members.setHtml(shown)
-                self._members_html = shown
+            if not (again and members == self._members):  # the list says each member's kind and size, not moved by a step
+                self.members.setHtml(members_html(doc, index, members))
         else:
             self.members.clear()
-            self._members_html = ""
             if self.tabs.currentWidget() is self.members:
                 self.tabs.setCurrentWidget(self.content)
+        self._members = members
 
     def _show_long(self, text: str | None, line: str = "") -> None:
         """Show the note and the whole-text buttons for a cut text, or hide them."""
