@@ -6,8 +6,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from foldscope.app.highlight import BODY_KEYS, call_path, plain_tip
-from foldscope.app.qt import QAbstractTableModel, QBrush, QFont, QModelIndex, QObject, QPersistentModelIndex, Qt
-from foldscope.app.theme import highlight_colour, kind_colour, muted_colour
+from foldscope.app.qt import QAbstractTableModel, QBrush, QColor, QFont, QModelIndex, QObject, QPersistentModelIndex, Qt
+from foldscope.app.theme import colour_for_key, highlight_colour, kind_key, muted_colour
 from foldscope.core.model.commands import Changes
 from foldscope.core.model.one_line import collapsed_start
 from foldscope.core.model.session import Message
@@ -15,7 +15,9 @@ from foldscope.core.readout.document import KIND_LABELS, Document, kind_label  #
 
 COLUMNS = ("Index", "Kind", "Preview", "Chars", "Tokens")
 INDEX, KIND, PREVIEW, CHARS, TOKENS = range(len(COLUMNS))
+COLUMN_COUNT = len(COLUMNS)
 PREVIEW_CHARS = 160
+PREVIEWS_KEPT = 4096
 
 # The kind as a person reads it in a list (the core's kind names stay in the tooltip).
 # The record index of a row, for any role, so views can map rows across the two lists.
@@ -35,6 +37,17 @@ ANSWERED_ROLES = frozenset(
         AcceptRole,
     }
 )
+_DISPLAY, _ALIGNMENT, _FOREGROUND, _BACKGROUND, _FONT = (
+    int(role)
+    for role in (
+        Qt.ItemDataRole.DisplayRole,
+        Qt.ItemDataRole.TextAlignmentRole,
+        Qt.ItemDataRole.ForegroundRole,
+        Qt.ItemDataRole.BackgroundRole,
+        Qt.ItemDataRole.FontRole,
+    )
+)
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)  # the numbers' columns
 
 
 def preview_text(message: Message) -> str:
@@ -68,12 +81,36 @@ class MessageTableModel(QAbstractTableModel):
         self._bold = QFont()
         self._bold.setBold(True)
         self.accepts: Callable[[int], bool] = lambda row: True  # the filter's test of a row (MessageFilter sets it)
+        # What every paint asks again, kept until the document is set again (as the window does after the palette
+        # changes, app.window.MainWindow.refresh_theme): the rows' brushes by colour, and each record index's
+        # preview (a message never changes; at most PREVIEWS_KEPT, the rows a person scrolls past).
+        self._brushes: dict[str, QBrush] = {}
+        self._previews: dict[int, str] = {}
 
     def set_document(self, document: Document | None) -> None:
         self.beginResetModel()
         self.document = document
         self._rows = self._count()
+        self._forget()
         self.endResetModel()
+
+    def _forget(self) -> None:
+        self._brushes.clear()
+        self._previews.clear()
+
+    def _brush(self, key: str, colour: Callable[[], QColor]) -> QBrush:
+        brush = self._brushes.get(key)
+        if brush is None:
+            brush = self._brushes[key] = QBrush(colour())
+        return brush
+
+    def _preview(self, doc: Document, index: int) -> str:
+        shown = self._previews.get(index)
+        if shown is None:
+            if len(self._previews) >= PREVIEWS_KEPT:
+                self._previews.clear()
+            shown = self._previews[index] = preview(doc, index)
+        return shown
 
     def _count(self) -> int:
         raise NotImplementedError
@@ -129,49 +166,52 @@ class MessageTableModel(QAbstractTableModel):
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        # A paint asks every cell for a dozen roles; half are ones no row answers, said before any look-up.
-        if role not in ANSWERED_ROLES or not index.isValid() or self.document is None:
-            return None
-        row, column = index.row(), index.column()
-        if not (0 <= row < self.rowCount()) or not (0 <= column < len(COLUMNS)):
+        # A paint asks every visible cell for seven roles, each a call into Python: two no row answers, said before
+        # any look-up, and the roles compared as plain ints (a Qt enum's attribute and `|` are Python calls each).
+        if role not in ANSWERED_ROLES:
             return None
         doc = self.document
+        row, column = index.row(), index.column()  # an invalid index has row -1
+        if doc is None or not (0 <= row < self._rows) or not (0 <= column < COLUMN_COUNT):
+            return None
         i = self.record_index(row)
-        if role == Qt.ItemDataRole.DisplayRole:
+        if role == _DISPLAY:
+            if column == PREVIEW:
+                return self.preview_of(doc, i)
             if column == INDEX:
                 return str(i)
             if column == KIND:
                 return kind_label(doc, i)
-            if column == PREVIEW:
-                return preview(doc, i)
             if column == CHARS:
                 return f"{doc.chars[i]:,}"
-            if column == TOKENS:
-                return f"{doc.tokens[i]:,}" if doc.is_counted else ""  # blank until the counts land
+            return f"{doc.tokens[i]:,}" if doc.is_counted else ""  # TOKENS: blank until the counts land
+        if role == _ALIGNMENT:
+            return _RIGHT if column != KIND and column != PREVIEW else None
+        if role == _FOREGROUND:
+            if i not in doc.view_position:
+                return self._brush("muted", muted_colour)
+            if column == KIND:
+                key = kind_key(doc.message(i))
+                return self._brush(key, lambda: colour_for_key(key))
             return None
+        if role == _BACKGROUND:
+            return self._brush("highlight", highlight_colour) if i in self.highlighted else None
+        if role == _FONT:
+            return self._bold if column == KIND and i in doc.view_position else None
         if role == IndexRole:
             return i
         if role == AcceptRole:
             return "1" if self.accepts(row) else "0"
-        if role == Qt.ItemDataRole.TextAlignmentRole and column in (INDEX, CHARS, TOKENS):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ForegroundRole:
-            if not doc.in_view(i):
-                return QBrush(muted_colour())
-            if column == KIND:
-                return QBrush(kind_colour(doc.message(i)))
-            return None
-        if role == Qt.ItemDataRole.BackgroundRole and i in self.highlighted:
-            return QBrush(highlight_colour())
-        if role == Qt.ItemDataRole.FontRole and column == KIND and doc.in_view(i):
-            return self._bold
-        if role == Qt.ItemDataRole.ToolTipRole:
-            message = doc.message(i)
-            where = "in the active view" if doc.in_view(i) else f"out of the active view: {doc.out_reason.get(i, '')}"
-            took = "\ntaken by the chosen fold record" if i in self.highlighted else ""
-            # The kind as the list names it, whole: a narrow Kind column cuts "call exec_command" short.
-            return plain_tip(f"#{i} {kind_label(doc, i)} ({message.kind}) · {message.id}\n{where}{took}")
-        return None
+        # The tooltip (ANSWERED_ROLES holds no other role).
+        message = doc.message(i)
+        where = "in the active view" if doc.in_view(i) else f"out of the active view: {doc.out_reason.get(i, '')}"
+        took = "\ntaken by the chosen fold record" if i in self.highlighted else ""
+        # The kind as the list names it, whole: a narrow Kind column cuts "call exec_command" short.
+        return plain_tip(f"#{i} {kind_label(doc, i)} ({message.kind}) · {message.id}\n{where}{took}")
+
+    def preview_of(self, doc: Document, index: int) -> str:
+        """The Preview cell of a record index."""
+        return self._preview(doc, index)
 
 
 class RecordModel(MessageTableModel):
@@ -187,6 +227,7 @@ class RecordModel(MessageTableModel):
         """The record only grows: appended messages are inserted rows; the others' greying and labels redrawn."""
         count = self._count()
         if count < self._rows:
+            self._forget()
             self._refresh_all()
             return
         if count > self._rows:
@@ -202,18 +243,11 @@ class RecordModel(MessageTableModel):
     def row_of(self, index: int) -> int | None:
         return index if self.document is not None and 0 <= index < self._rows else None
 
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (
-            role == Qt.ItemDataRole.DisplayRole
-            and index.isValid()
-            and index.column() == PREVIEW
-            and self.document is not None
-            and 0 <= index.row() < self.rowCount()
-            and not self.document.in_view(index.row())
-        ):
-            reason = self.document.out_reason.get(index.row(), "out of the active view")
-            return f"[{reason}]  {preview(self.document, index.row())}"
-        return super().data(index, role)
+    def preview_of(self, doc: Document, index: int) -> str:
+        """A row out of the active view says why before its preview."""
+        if index in doc.view_position:
+            return self._preview(doc, index)
+        return f"[{doc.out_reason.get(index, 'out of the active view')}]  {self._preview(doc, index)}"
 
 
 class ViewModel(MessageTableModel):
