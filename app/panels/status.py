@@ -3,6 +3,8 @@ request's predicted input and free space, the unseen head, and the session's for
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from foldscope.app.qt import QLabel, QSizePolicy, Qt, QWidget
 from foldscope.core.formats.registry import format_title
 from foldscope.core.model.caching import caching_of
@@ -96,7 +98,7 @@ def status_tooltip(doc: Document) -> str:
         lines.append(f"Ceiling: {doc.rules.source}")
     if doc.context_window:
         lines.append(f"Context window: {doc.context_window:,} tokens, {doc.window_source}")
-    heads = unseen_head_words([r.unseen_head for r in doc.requests], doc.session.format)
+    heads = unseen_head_words(list(map(attrgetter("unseen_head"), doc.requests)), doc.session.format)
     if doc.unseen_head:
         lines.append(f"Unseen head of the next request: {doc.unseen_head:,} tokens (its stretch's)")
     if heads:

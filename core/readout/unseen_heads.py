@@ -8,6 +8,7 @@ composition of a request from another stretch.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import groupby
 
 HOW = "estimated per stretch between compactions: the smallest gap between reported input and the count"
 
@@ -15,11 +16,11 @@ HOW = "estimated per stretch between compactions: the smallest gap between repor
 def head_runs(heads: Sequence[int]) -> list[tuple[int, int, int]]:
     """(first request, last request, head) for each run of consecutive requests carrying the same unseen head."""
     runs: list[tuple[int, int, int]] = []
-    for k, head in enumerate(heads):
-        if runs and runs[-1][2] == head:
-            runs[-1] = (runs[-1][0], k, head)
-        else:
-            runs.append((k, k, head))
+    first = 0
+    for head, run in groupby(heads):  # a run's length counted in C: the status bar's tooltip asks at every step
+        last = first + len(list(run)) - 1
+        runs.append((first, last, head))
+        first = last + 1
     return runs
 
 
