@@ -8,7 +8,11 @@ each step painted (`grab`) and its events run. Prints the CPU seconds a step cos
 (`time.process_time`, this process's threads: steadier than the wall clock on a shared machine) and the wall, for the
 old checkout's `foldscope` first on the path (--before) and this one's, alternating which runs first each round.
 
-    .venv/bin/python bench/bench_step_panels.py FILE --before /path/to/old/foldscope [--rounds 3] [--steps 20]
+    .venv/bin/python bench/bench_step_panels.py FILE --before /path/to/old/foldscope [--rounds 3] [--steps 20] [--as-loaded]
+
+`--as-loaded` times bench_scale.py's `window step` instead: the window as the loader leaves it (the Inspector in front
+on the message it selects, nothing else chosen), each step MainWindow.show_request to another request far from the
+last (the middle first, then quarters, thirds and fifths of the session), painted and its events run the same way.
 
 The old checkout is a `git archive` of a commit unpacked into DIR/foldscope (pass DIR/foldscope), as
 bench_gui_before_after.py takes it. The measuring code is this file's, the same for both.
@@ -27,13 +31,21 @@ import time
 from pathlib import Path
 
 
-def child(path: str, folder: str, steps: int) -> None:
-    print(json.dumps(step_costs(path, folder, steps)), flush=True)
+def child(path: str, folder: str, steps: int, as_loaded: bool) -> None:
+    print(json.dumps(step_costs(path, folder, steps, as_loaded)), flush=True)
     os._exit(0)
 
 
-def step_costs(path: str, folder: str, steps: int) -> dict[str, float]:
+# Where --as-loaded steps to, as shares of the session's requests: the middle (bench_scale's step), then others as far.
+FAR_STEPS = (1 / 2, 1 / 4, 3 / 4, 1 / 3, 2 / 3, 1 / 5, 4 / 5, 2 / 5, 3 / 5)
+
+
+def step_costs(path: str, folder: str, steps: int, as_loaded: bool = False) -> dict[str, float]:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if as_loaded:  # as bench_scale's window step: the collector's thresholds as the app sets them (app/main.py)
+        from foldscope.core.model import collector
+
+        collector.tune()
     from foldscope.app.qt import QApplication
     from foldscope.app.settings import WindowSettings
     from foldscope.app.window import MainWindow
@@ -48,6 +60,8 @@ def step_costs(path: str, folder: str, steps: int) -> dict[str, float]:
     window.resize(1600, 1000)
     window.show()
     window.loader.loaded.emit(document, False)  # as the loader hands over a stored Document
+    if as_loaded:
+        return far_steps(app, window, len(document.requests), steps, float(document.record_size))
     largest = max(document.view_position, key=lambda i: document.chars[i])
     window.select_message(largest, reveal=False)
     window.show_side(window.cost_panel)  # its facts computed while in front, as a user who looked at it once
@@ -69,10 +83,27 @@ def step_costs(path: str, folder: str, steps: int) -> dict[str, float]:
     }
 
 
-def run(path: str, steps: int, env: dict[str, str]) -> dict[str, float]:
+def far_steps(app, window, requests: int, steps: int, messages: float) -> dict[str, float]:
+    """bench_scale's window step, `steps` times: show_request to a request far from the one shown, one grab() of the
+    whole window, its events run."""
+    window.grab()
+    app.processEvents()
+    cpu, wall = time.process_time(), time.perf_counter()
+    for n in range(steps):
+        window.show_request(int(requests * FAR_STEPS[n % len(FAR_STEPS)]))
+        window.grab()  # the step is done when every panel has painted the new view
+        app.processEvents()
+    return {
+        "cpu_ms": (time.process_time() - cpu) / steps * 1000,
+        "wall_ms": (time.perf_counter() - wall) / steps * 1000,
+        "messages": messages,
+    }
+
+
+def run(path: str, steps: int, env: dict[str, str], as_loaded: bool = False) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as folder:
         out = subprocess.run(
-            [sys.executable, __file__, path, "--child", folder, "--steps", str(steps)],
+            [sys.executable, __file__, path, "--child", folder, "--steps", str(steps)] + (["--as-loaded"] if as_loaded else []),
             env={**os.environ, **env},
             capture_output=True,
             text=True,
@@ -87,10 +118,11 @@ def main() -> int:
     parser.add_argument("--before", help="the old checkout (its directory is named foldscope)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--as-loaded", action="store_true", help="bench_scale's window step: the window as loaded, far steps")
     parser.add_argument("--child", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.file, args.child, args.steps)
+        child(args.file, args.child, args.steps, args.as_loaded)
         return 0
     if not args.before:
         parser.error("--before is needed")
@@ -100,7 +132,7 @@ def main() -> int:
     got: dict[str, list[dict[str, float]]] = {name: [] for name in runs}
     for r in range(args.rounds):
         for name in ("before", "after") if r % 2 == 0 else ("after", "before"):
-            got[name].append(run(args.file, args.steps, runs[name]))
+            got[name].append(run(args.file, args.steps, runs[name], args.as_loaded))
             shown = ", ".join(f"{k} {v:,.1f}" for k, v in got[name][-1].items())
             print(f"round {r} {name}: {shown} (load {os.getloadavg()[0]:.1f})", flush=True)
     medians = {name: statistics.median(row["cpu_ms"] for row in rows) for name, rows in got.items()}
