@@ -244,6 +244,11 @@ SMOKES = (
         (r"median before: ", r"median after: ", r"cpu per step, after / before: [\d.]+"),
     ),
     Smoke(
+        "bench_step_panels.py",
+        ("{file}", "--before", "{before}", "--rounds", "1", "--steps", "2", "--as-loaded"),
+        (r"median before: ", r"median after: ", r"cpu per step, after / before: [\d.]+"),
+    ),
+    Smoke(
         "bench_usage.py",
         ("--repeat", "1"),
         (

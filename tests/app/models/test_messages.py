@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from foldscope.app.models.messages import INDEX, KIND, PREVIEW, TOKENS, IndexRole, RecordModel, ViewModel
+from foldscope.app.models.messages import INDEX, KIND, PREVIEW, TOKENS, IndexRole, RecordModel, ViewModel, preview
 from foldscope.app.qt import Qt
 from foldscope.app.theme import muted_colour
 from foldscope.core.request.tokens import count_text
@@ -46,3 +46,33 @@ def test_an_empty_model_has_no_rows(qtmodeltester):
     model = RecordModel()
     qtmodeltester.check(model)
     assert model.rowCount() == 0
+
+
+def test_the_rows_colours_follow_the_theme_the_window_switches_to(window, document):
+    from foldscope.app.theme import apply_theme, colour_for_key, gui_app, is_dark
+
+    window.set_document(document)
+    model = window.record_model
+    out, kind = model.index(4, PREVIEW), model.index(0, KIND)
+    light = out.data(Qt.ItemDataRole.ForegroundRole).color(), kind.data(Qt.ItemDataRole.ForegroundRole).color()
+    try:
+        window.themes.set_theme("dark", remember=False)
+        assert is_dark()
+        dark = out.data(Qt.ItemDataRole.ForegroundRole).color(), kind.data(Qt.ItemDataRole.ForegroundRole).color()
+        assert dark == (muted_colour(), colour_for_key("system")) and dark != light
+    finally:
+        apply_theme(gui_app(), "light")
+
+
+def test_a_document_set_again_shows_its_own_previews(document):
+    from foldscope.core.readout.opening import build_document
+    from tests.app.conftest import make_session
+
+    model = ViewModel()
+    model.set_document(document)
+    copy = document.view_position[14]  # the clipped copy, in the view
+    assert model.index(copy, PREVIEW).data() == preview(document, 14)
+    other = build_document(make_session(rounds=6), "made-in-test.json")  # another record: index 14 is a result there
+    model.set_document(other)
+    row = other.view_position[14]
+    assert model.index(row, PREVIEW).data() == preview(other, 14) != preview(document, 14)
