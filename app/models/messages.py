@@ -166,12 +166,15 @@ class MessageTableModel(QAbstractTableModel):
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        return self.cell(index.row(), index.column(), role)  # an invalid index has row -1
+
+    def cell(self, row: int, column: int, role: int) -> Any:
+        """What the cell at `row`, `column` says in `role` (None where it says nothing)."""
         # A paint asks every visible cell for seven roles, each a call into Python: two no row answers, said before
         # any look-up, and the roles compared as plain ints (a Qt enum's attribute and `|` are Python calls each).
         if role not in ANSWERED_ROLES:
             return None
         doc = self.document
-        row, column = index.row(), index.column()  # an invalid index has row -1
         if doc is None or not (0 <= row < self._rows) or not (0 <= column < COLUMN_COUNT):
             return None
         i = self.record_index(row)

@@ -37,3 +37,43 @@ def test_a_list_with_no_filter_chosen_keeps_every_row_without_asking_python_row_
     assert sorted(set(asked)) == list(range(document.view_size))
     kept = [document.view_index(r) for r in range(document.view_size) if document.message(document.view_index(r)).kind == "action_request"]
     assert [view.filter.index(r, 0).data(IndexRole) for r in range(view.filter.rowCount())] == kept
+
+
+def said(value):
+    """A cell's value as compared: a brush by its colour, a font by its boldness."""
+    if hasattr(value, "color"):
+        return value.color().name()
+    if hasattr(value, "bold"):
+        return value.bold()
+    return value
+
+
+def test_with_no_filter_chosen_every_cell_reads_as_the_models_in_every_role(window, document):
+    """With no filter chosen the list asks the model for a cell by its own row (MessageFilter.data): after a filter is
+    chosen and cleared, and after rows are appended, each row still says what the model's row says."""
+    from foldscope.app.models.messages import ANSWERED_ROLES, COLUMNS
+    from foldscope.core.actions.commands import Clip, Evict
+
+    window.set_document(document)
+
+    def assert_rows_read_as_the_models():
+        for lst in (window.record_list, window.view_list):
+            assert lst.filter.rowCount() == lst.model.rowCount() > 0
+            for row in range(lst.model.rowCount()):
+                for column in range(len(COLUMNS)):
+                    for role in (*ANSWERED_ROLES, 1, 10):
+                        shown, model = lst.filter.index(row, column).data(role), lst.model.index(row, column).data(role)
+                        assert said(shown) == said(model), (row, column, role)
+
+    assert_rows_read_as_the_models()
+    for lst in (window.record_list, window.view_list):
+        lst.text_filter.setText("mod2")
+        assert lst.filter.active and lst.filter.rowCount() < lst.model.rowCount()
+        lst.text_filter.setText("")
+    assert_rows_read_as_the_models()
+    window.session_actions.run(Evict([document.view_index(document.view_size - 1)]), "evict", "Evict")
+    assert_rows_read_as_the_models()
+    record = document.record_size
+    assert window.editor.do(Clip(document.view_index(5), 20), "clip").success  # a copy appended to the record
+    assert document.record_size == record + 1
+    assert_rows_read_as_the_models()
