@@ -15,6 +15,10 @@ wall ratio: the cold count's two-core wall worked out from its threads' CPU (the
 in their shared stretch, plus the longer of the two: what an otherwise idle 2-core machine would take), against each
 other counter's CPU (one thread each); and the wall measured here, best of R, with the load average beside it.
 
+Run: .venv/bin/python bench/bench_count.py --own-work [--repeat R]
+The cold count's own work step by step (plan, render, memo, parts) with every count made 0: what it does beside
+quicktok's share (run it with a `git archive` copy on PYTHONPATH for another tree's).
+
 Run: .venv/bin/python bench/bench_count.py --baseline COPY [--rounds K]
 The same, run in turn (K times) with COPY on PYTHONPATH (a folder holding `foldscope`, e.g. a `git archive` of main
 before a change) and without it; each run's cold count and ratios, then the best of each tree.
@@ -346,6 +350,55 @@ def long_messages(sizes: list[float], tiktoken_up_to: float) -> None:
             print(line, flush=True)
 
 
+def own_work(view, record, repeat: int) -> None:
+    """The cold count's own work, step by step, with every text's count made 0 (Tokenising._count_all: no tokenising):
+    the least CPU of `repeat` cold counts, each step timed at its entry and exit (steps nest: plan_runs and flattened
+    are inside lay_out, the rest inside _count_laid). What is left of the cold count beside quicktok's share."""
+    import collections
+
+    from foldscope.core.request import count as count_mod
+    from foldscope.core.request import count_step, count_texts
+
+    spent: collections.Counter[str] = collections.Counter()
+
+    def timed_step(owner, name: str) -> None:
+        real = getattr(owner, name)
+
+        def step(*args, **kwargs):
+            t0 = time.process_time()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                spent[name] += time.process_time() - t0
+
+        setattr(owner, name, step)
+
+    count_texts.Tokenising._count_all = lambda self, texts: [0] * len(texts)  # type: ignore[method-assign]
+    for owner, name in ((count_step, "plan_runs"), (count_step, "flattened"), (count_mod, "lay_out")):
+        timed_step(owner, name)
+    for name in ("_count_laid", "_new_bodies", "_tokenise", "_fill_parts"):
+        timed_step(Counter, name)
+    least: dict[str, float] = {}
+    for _ in range(repeat):
+        spent.clear()
+        t0 = time.process_time()
+        Counter().count(view, record=record)
+        spent["cold count, no tokenising"] = time.process_time() - t0
+        least = {name: min(least.get(name, float("inf")), t) for name, t in spent.items()}
+    print(f"the cold count's own work (every count 0), least CPU of {repeat}, ms:")
+    for name in (
+        "cold count, no tokenising",
+        "lay_out",
+        "plan_runs",
+        "flattened",
+        "_count_laid",
+        "_new_bodies",
+        "_tokenise",
+        "_fill_parts",
+    ):
+        print(f"  {name:26} {least[name] * 1000:6.2f}")
+
+
 def alternated(baseline: str, rounds: int, passed: list[str]) -> int:
     """This bench run as a child in turn with `baseline` on PYTHONPATH and without it; each run's cold count and its
     ratios against the fastest exact counter, then the best of each tree (CPU, two-core wall, measured wall)."""
@@ -415,7 +468,12 @@ def main(argv: list[str] | None = None) -> int:
         "on PYTHONPATH and without it (the installed tree), --rounds times, each run's figures and the best of each",
     )
     ap.add_argument("--rounds", type=int, default=2, help="alternations with --baseline")
+    ap.add_argument("--own-work", action="store_true", help="the cold count's own work by step, tokenising left out")
     args = ap.parse_args(argv)
+    if args.own_work:
+        view = generated_view(args.tokens)
+        own_work(view, FullRecord(view), args.repeat)
+        return 0
     if args.baseline:
         return alternated(args.baseline, args.rounds, ["--tokens", str(args.tokens), "--repeat", str(args.repeat)])
     if args.long:
