@@ -62,7 +62,6 @@ from foldscope.core.request.counting.backend import Backend
 from foldscope.core.request.measurement import (  # noqa: F401 - Part and Measurement re-exported: the counter's results
     Measurement,
     Part,
-    _set_part,
     carried_top,
     kept_top,
     kept_total,
@@ -411,8 +410,6 @@ class Counter(Tokenising):
         edge = ((start >> _shared.SHIFT) + 1 << _shared.SHIFT) - start - 1
         glues = self._glue
         by_kind = self._glue_by_kind
-        set_message, set_kind, set_tokens = _set_part
-        new = object.__new__
         nexts = roles[1:]
         nexts.append(None)
         for i, (spec, key, role, next_role) in enumerate(zip(flat, keys, roles, nexts)):
@@ -427,11 +424,7 @@ class Counter(Tokenising):
             t = bodies[key] + g
             total += t
             message = spec.message
-            part = new(Part)  # new_part's body inline: one a counted block
-            set_message(part, message)
-            set_kind(part, message.kind)
-            set_tokens(part, t)
-            parts.append(part)
+            parts.append(Part(message, message.kind, t))
             if i == edge:
                 cum.append(total)
                 edge += _shared.CHUNK

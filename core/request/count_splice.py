@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import accumulate, islice
 from operator import attrgetter
 from typing import Any
@@ -262,7 +262,7 @@ def _placed(base: Laid, region_flat: list[BlockSpec], k: int, f_b: int, first_ro
     outside = {x: v for x, v in marked.items() if x < k or x >= end}
     if outside != {x if x < k else x + d_flat: v for x, v in base.marked.items() if x < k or x >= f_b}:
         return None
-    region_flat = [replace(spec, mark=marked[x][0]) if x in marked else spec for x, spec in enumerate(region_flat, k)]
+    region_flat = [spec.marked(marked[x][0]) if x in marked else spec for x, spec in enumerate(region_flat, k)]
     return notes, ends, members, marked, region_flat
 
 

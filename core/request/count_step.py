@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # the C string encoder json.dumps uses (ensure_ascii=False)
 from operator import attrgetter
 from typing import Any, Protocol
@@ -153,7 +153,7 @@ def one_replaced(
     if spec.tag == TOOL_RESULT:
         if spec.message is not old:
             return None
-        return i, si, fi, replace(spec, message=new)
+        return i, si, fi, BlockSpec(new, spec.tag, spec.call_id, spec.mark)
     return None
 
 
@@ -565,8 +565,8 @@ def _placed_marks(base: Laid | None, tail_flat: list[BlockSpec], k: int, first_r
         if edge >= 0:
             mark = marked[edge][0] if edge in marked else None
             if base.flat[edge].mark != mark:
-                remarked = (edge, replace(base.flat[edge], mark=mark))
-    tail_flat = [replace(s, mark=marked[i][0]) if i in marked else s for i, s in enumerate(tail_flat, k)]
+                remarked = (edge, base.flat[edge].marked(mark))
+    tail_flat = [s.marked(marked[i][0]) if i in marked else s for i, s in enumerate(tail_flat, k)]
     return notes, ends, members, stable, marked, remarked, tail_flat
 
 

@@ -10,11 +10,14 @@ from foldscope.core.model import shared_start as _shared
 from foldscope.core.model.session import Message
 
 if TYPE_CHECKING:
+    import msgspec
+
     from foldscope.core.request.count_step import Laid
+else:
+    from foldscope.core.model.canonical import msgspec  # imported its way (core.model.canonical._msgspec)
 
 
-@dataclass(frozen=True, slots=True)  # slots: one a block of every layout kept, 40 bytes less each
-class Part:
+class Part(msgspec.Struct, frozen=True, gc=False):  # made in C, as core.request.plan.BlockSpec: one a counted block
     """A message's share of a counted request: its block and the punctuation after it."""
 
     message: Message | None  # None for the tools and system head when there is no system message
@@ -22,19 +25,9 @@ class Part:
     tokens: int
 
 
-_new = object.__new__
-_set_part = tuple(Part.__dict__[name].__set__ for name in ("message", "kind", "tokens"))
-
-
 def new_part(message: Message | None, kind: str, tokens: int) -> Part:
-    """Part(message, kind, tokens), set through its slots rather than the frozen dataclass's __init__ (an
-    object.__setattr__ call a field): one a counted block, a million on a file of tiny prompts."""
-    part = _new(Part)
-    set_message, set_kind, set_tokens = _set_part
-    set_message(part, message)
-    set_kind(part, kind)
-    set_tokens(part, tokens)
-    return part
+    """Part(message, kind, tokens): one a counted block, a million on a file of tiny prompts."""
+    return Part(message, kind, tokens)
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from foldscope.core.model.session import Fields, FullRecord, Message, canonical_json, sole_text
 from foldscope.core.request.bodies import original_of
 from foldscope.core.request.marks import MarkPosition, choose_marks
+
+if TYPE_CHECKING:
+    import msgspec
+else:
+    from foldscope.core.model.canonical import msgspec  # imported its way (core.model.canonical._msgspec)
 
 # Which side of the conversation each kind speaks for. System messages go to `system` blocks.
 ROLE = {
@@ -31,8 +36,10 @@ class CompileError(Exception):
     """The view cannot be compiled: a value has no JSON form. Names the message."""
 
 
-@dataclass(frozen=True, slots=True)  # slots: one a block of every layout kept, 40 bytes less each
-class BlockSpec:
+# A msgspec Struct, frozen (hashed and compared by its fields, as a frozen dataclass) and untracked by the collector
+# (it holds a message and strings, never itself): made in C, a fifth of a frozen dataclass's slots set one by one
+# (0.07 us against 0.33, one a block of every layout; docs/performance.md, counter13).
+class BlockSpec(msgspec.Struct, frozen=True, gc=False):
     """One content block and the view message it comes from; `call_id` is the tool_use id for calls and results;
     `mark` is the block's cache mark lifetime, if any (caching adds it and changes nothing else)."""
 
@@ -41,32 +48,19 @@ class BlockSpec:
     call_id: str | None = None
     mark: str | None = None
 
-
-_new = object.__new__
-_set_spec = tuple(BlockSpec.__dict__[name].__set__ for name in ("message", "tag", "call_id", "mark"))
+    def marked(self, mark: str | None) -> BlockSpec:
+        """The same block with `mark` as its cache mark."""
+        return BlockSpec(self.message, self.tag, self.call_id, mark)
 
 
 def new_spec(message: Message, tag: str, call_id: str | None) -> BlockSpec:
-    """BlockSpec(message, tag, call_id), unmarked, set through its slots (text_block's way, for calls and results)."""
-    spec = _new(BlockSpec)
-    set_message, set_tag, set_call_id, set_mark = _set_spec
-    set_message(spec, message)
-    set_tag(spec, tag)
-    set_call_id(spec, call_id)
-    set_mark(spec, None)
-    return spec
+    """BlockSpec(message, tag, call_id), unmarked."""
+    return BlockSpec(message, tag, call_id)
 
 
 def text_block(message: Message) -> BlockSpec:
-    """BlockSpec(message, TEXT), set through its slots rather than the frozen dataclass's __init__ (an
-    object.__setattr__ call a field): the commonest block, a million of them on a file of tiny prompts."""
-    spec = _new(BlockSpec)
-    set_message, set_tag, set_call_id, set_mark = _set_spec
-    set_message(spec, message)
-    set_tag(spec, TEXT)
-    set_call_id(spec, None)
-    set_mark(spec, None)
-    return spec
+    """BlockSpec(message, TEXT): the commonest block, a million of them on a file of tiny prompts."""
+    return BlockSpec(message, TEXT)
 
 
 @dataclass(frozen=True)
@@ -183,8 +177,6 @@ def _run_blocks(
     """plan_runs' answer from its runs and pairing: each run's blocks (`paired`: a paired call's tool_use id by its
     message id, `result_call`: the same by its result's message id), a user run's results leading its texts."""
     out: list[tuple[str, list[BlockSpec], int]] = []
-    new = _new
-    set_message, set_tag, set_call_id, set_mark = _set_spec
     for role, run in runs:
         blocks: list[BlockSpec] = []
         later: list[BlockSpec] = []
@@ -205,11 +197,7 @@ def _run_blocks(
                 if not (text if text is not None else has_text(m)):
                     continue
                 cid, tag = None, TEXT
-            spec = new(BlockSpec)  # new_spec's body inline: one a block
-            set_message(spec, m)
-            set_tag(spec, tag)
-            set_call_id(spec, cid)
-            set_mark(spec, None)
+            spec = BlockSpec(m, tag, cid)
             if role == "assistant" or tag == TOOL_RESULT:
                 blocks.append(spec)
             else:
@@ -294,7 +282,7 @@ def _with_marks(plan: Plan, record: FullRecord | None, first_round: IncludedRoun
     for i in sorted(marked):
         lifetime, anchor = marked[i]
         t, b = flat[i]
-        spec = turns[t][b] = replace(turns[t][b], mark=lifetime)
+        spec = turns[t][b] = turns[t][b].marked(lifetime)
         last = spec.message
         index = record.index_of(last.id) if record is not None and last.id in record else None
         positions.append(MarkPosition("messages", t, b, lifetime, anchor, index))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import compress, count
 from typing import Any
 
@@ -242,7 +242,7 @@ class PrefixMeter:
         return self._divergence(a, b), self._place(a, b, self._shared(a, b)[0])
 
     def _text(self, spec, first_round: IncludedRound | None) -> str:
-        spec = replace(spec, mark=None) if spec.mark is not None else spec
+        spec = spec.marked(None) if spec.mark is not None else spec
         return canonical(render_block(spec, self.record, self.policy, first_round))
 
     def _key(self, spec, first_round: IncludedRound | None) -> tuple:
