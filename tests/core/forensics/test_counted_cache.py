@@ -6,6 +6,7 @@ from __future__ import annotations
 from foldscope.core.forensics.cache_report import cache_report, counted_cache_report
 from foldscope.core.formats import load_session
 from foldscope.core.model.launch import session_policy
+from tests.core.counting_child import counted_here_with_a_child
 
 
 def _sessions(corpus_dev):
@@ -50,8 +51,6 @@ def test_compactions_have_their_summaries_counted_by_the_counts_child_never_here
 
     from foldscope.core.forensics import literals_ahead
     from foldscope.core.forensics.compactions import compaction_report, find_compactions
-    from foldscope.core.request import tokens
-    from foldscope.core.request.counting import ahead, backend
 
     path = tmp_path / "s.jsonl"
     generate(path, 1500)
@@ -59,14 +58,6 @@ def test_compactions_have_their_summaries_counted_by_the_counts_child_never_here
     summaries = {note.text for _, note in find_compactions(load_session(path))}
     assert summaries
     expected = compaction_report(load_session(path)).as_dict()  # the tests' FOLDSCOPE_COUNTING: counted here
-    monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
-    monkeypatch.setattr(backend, "free_core", lambda: True)
-    monkeypatch.setattr(ahead, "START_CHARS", 0)
-    monkeypatch.setattr(ahead, "WAIT_FOR_START", True)
-    monkeypatch.setattr(ahead, "COUNT_WHILE_WAITING", False)
-    monkeypatch.setattr(ahead, "START_SECONDS", 120.0)
-    counted_here: list[str] = []
-    real = tokens.count_text
-    monkeypatch.setattr(tokens, "count_text", lambda text: counted_here.append(text) or real(text))
+    counted_here = counted_here_with_a_child(monkeypatch)
     assert compaction_report(load_session(path)).as_dict() == expected
     assert not summaries & set(counted_here)

@@ -13,6 +13,7 @@ from foldscope.core.forensics.literals_ahead import JobsAhead
 from foldscope.core.formats import load_session
 from foldscope.core.readout.report import write_report
 from foldscope.core.readout.report_transcript import conversation_segments
+from tests.core.counting_child import counted_here_with_a_child
 from tests.processes import gone
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
@@ -131,21 +132,11 @@ def test_the_summaries_are_counted_by_the_counts_child_never_here_and_the_page_i
     counting ahead counts them as the last request is heard (core.request.count.Counter.count_ahead), so this process
     builds no encoder for them alone (issue 48: 0.5-0.7 s of the report's critical path at 50k)."""
     from foldscope.core.forensics.compactions import find_compactions
-    from foldscope.core.request import tokens
-    from foldscope.core.request.counting import ahead, backend
 
     summaries = {note.text for _, note in find_compactions(load_session(generated))}
     assert summaries
     expected = _in_line_page(generated, tmp_path / "b.html", monkeypatch)
-    monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
-    monkeypatch.setattr(backend, "free_core", lambda: True)
-    monkeypatch.setattr(ahead, "START_CHARS", 0)
-    monkeypatch.setattr(ahead, "WAIT_FOR_START", True)
-    monkeypatch.setattr(ahead, "COUNT_WHILE_WAITING", False)
-    monkeypatch.setattr(ahead, "START_SECONDS", 120.0)
-    counted_here: list[str] = []
-    real = tokens.count_text
-    monkeypatch.setattr(tokens, "count_text", lambda text: counted_here.append(text) or real(text))
+    counted_here = counted_here_with_a_child(monkeypatch)
     page = _in_line_page(generated, tmp_path / "a.html", monkeypatch)  # the jobs in-line: the counts child alone forked
     assert page == expected
     assert not summaries & set(counted_here)
