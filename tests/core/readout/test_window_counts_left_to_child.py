@@ -100,19 +100,7 @@ def test_a_child_that_does_not_answer_is_waited_for_at_most_leave_seconds_then_c
     LEAVE_SECONDS in all, then counts in-line to the same figures (the encoder's memory given for the time)."""
     made, here = late_child
     monkeypatch.setattr(ahead, "LEAVE_SECONDS", 0.3)
-    released = threading.Event()
-    send_all, close = ahead.CountsAhead._send_all, ahead.CountsAhead.close
-
-    def never_sent(self, down):  # the child gets nothing until the measure is over: it never answers
-        released.wait()
-        send_all(self, down)
-
-    def closing(self):
-        released.set()
-        close(self)
-
-    monkeypatch.setattr(ahead.CountsAhead, "_send_all", never_sent)
-    monkeypatch.setattr(ahead.CountsAhead, "close", closing)
+    _held_until_closed(monkeypatch, "_send_all")  # the child gets nothing until the measure is over: it never answers
     tokens, total, counter = _opened(tmp_path, "starved")
     with monkeypatch.context() as local:
         local.setenv("FOLDSCOPE_COUNTING", "local")
@@ -129,19 +117,7 @@ def test_a_child_holding_the_batch_the_measure_needs_is_waited_for_at_most_leave
     it does a batch still queued; the same figures."""
     made, here = late_child
     monkeypatch.setattr(ahead, "LEAVE_SECONDS", 0.3)
-    released = threading.Event()
-    receive_all, close = ahead.CountsAhead._receive_all, ahead.CountsAhead.close
-
-    def never_heard(self, up):  # every batch is sent and counted, but its answer is read only once the measure is over
-        released.wait()
-        receive_all(self, up)
-
-    def closing(self):
-        released.set()
-        close(self)
-
-    monkeypatch.setattr(ahead.CountsAhead, "_receive_all", never_heard)
-    monkeypatch.setattr(ahead.CountsAhead, "close", closing)
+    _held_until_closed(monkeypatch, "_receive_all")  # every batch sent and counted, its answer read once the measure is over
     tokens, total, counter = _opened(tmp_path, "held")
     with monkeypatch.context() as local:
         local.setenv("FOLDSCOPE_COUNTING", "local")
@@ -149,3 +125,20 @@ def test_a_child_holding_the_batch_the_measure_needs_is_waited_for_at_most_leave
     assert (tokens, total) == alone[:2]
     assert made and not made[0].counts_here  # (its answers, read once released, are counted_ahead: not asserted)
     assert 0.3 <= made[0].waited < 2, f"waited {made[0].waited:.2f} s for a child holding the batch needed"
+
+
+def _held_until_closed(monkeypatch, pipe_end: str) -> None:
+    """CountsAhead's `pipe_end` (_send_all or _receive_all) waits until the CountsAhead is closed, then runs as before."""
+    released = threading.Event()
+    real, close = getattr(ahead.CountsAhead, pipe_end), ahead.CountsAhead.close
+
+    def held(self, pipe):
+        released.wait()
+        real(self, pipe)
+
+    def closing(self):
+        released.set()
+        close(self)
+
+    monkeypatch.setattr(ahead.CountsAhead, pipe_end, held)
+    monkeypatch.setattr(ahead.CountsAhead, "close", closing)

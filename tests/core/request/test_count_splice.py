@@ -183,16 +183,8 @@ test_any_sequence_of_edits_inserts_removals_and_clips_counts_as_a_cold_count = E
 
 
 def _long_view(rounds: int) -> list[Message]:
-    msgs = [Message("s", "system", 0, {"system_message": "sys"}), Message("u", "instruction", 1, {"instruction": "do it"})]
-    for r in range(rounds):
-        msgs.append(Message(f"a{r}", "assistant", 2, {"assistant_response": f"step {r}"}))
-        msgs.append(Message(f"q{r}", "action_request", 2, {"function": "read", "arguments": {"n": r}, "action_response_id": f"p{r}"}))
-        msgs.append(
-            Message(
-                f"p{r}", "action_response", 2, {"function": "read", "arguments": {}, "output": f"line {r}", "action_request_id": f"q{r}"}
-            )
-        )
-    return msgs
+    head = [Message("s", "system", 0, {"system_message": "sys"}), Message("u", "instruction", 1, {"instruction": "do it"})]
+    return head + _rounds(0, rounds)
 
 
 @pytest.mark.parametrize("caching", [False, True])
