@@ -345,7 +345,9 @@ def _keep_in_library(
             # Pickled into a temporary file beside the library, never held beside the counted session.
             with spilled(snapshot, library_folder(db)) as data:
                 release_freed()  # the pickling's
-                document.library_id = import_into_library(kept.session, db, report, kept.tokens)
+                # The import comes after the counted document, while the session and its count are held: with
+                # SQLite's default cache, not one the indexes' size (10 MiB over the window's peak at 50,000 messages).
+                document.library_id = import_into_library(kept.session, db, report, kept.tokens, least_cache=True)
                 release_freed()  # SQLite's import cache
                 keep_snapshot(db, document.library_id, kept.session, path, sample, kept.memo, data)
     except LibraryError as exc:
@@ -415,14 +417,17 @@ def keep_counts(db: str | None, library_id: int, path: str, sample: str | None, 
         library.keep_memo(library_id, path, sample, session.record, memo)
 
 
-def import_into_library(session: Session, db: str | None, report: Report, tokens: list[int] | None = None) -> int:
+def import_into_library(
+    session: Session, db: str | None, report: Report, tokens: list[int] | None = None, *, least_cache: bool = False
+) -> int:
     """Import into the SQLite library (all or nothing, with each message's size when given, in the same
-    transaction); the connection opens and closes in this thread."""
+    transaction; `least_cache`: Library.import_session's); the connection opens and closes in this thread."""
     from foldscope.core.store.library import Library
 
     report(0, 0, "Importing into the library")
     with Library(db) as library:
-        return library.import_session(session, token_counts=(SIZES_ID, tokens) if tokens is not None else None)
+        counts = (SIZES_ID, tokens) if tokens is not None else None
+        return library.import_session(session, token_counts=counts, least_cache=least_cache)
 
 
 def keep_token_counts(db: str | None, library_id: int, tokens: list[int]) -> None:

@@ -102,8 +102,9 @@ class Library:
     # Imports -----------------------------------------------------------------------------------
 
     @guarded
-    def import_session(self, session: Session, token_counts: tuple[str, list[int]] | None = None) -> int:
-        """Store a session in one transaction and return its id; the same source bytes give the same id.
+    def import_session(self, session: Session, token_counts: tuple[str, list[int]] | None = None, *, least_cache: bool = False) -> int:
+        """Store a session in one transaction and return its id; the same source bytes give the same id (`least_cache`:
+        SQLite's default cache, not the indexes' size: a tenth more CPU, 8 MiB less at 50,000 messages).
 
         Each message's original bytes (a BLOB) are stored once, as a body keyed by their SHA-256, with its
         text: for a line-based source the bytes of the line(s) it came from, sliced from the file (which
@@ -118,12 +119,11 @@ class Library:
                 return existing
             # The largest reported input, not the list of them: every request's int would be held through the import.
             peak = max((r.usage.reported_input for r in session.trace if r.usage is not None), default=None)
-            # The commit returns once the import's pages are in the write-ahead log; copying them into
-            # the database file, the checkpoint, is left to the next write or to close() instead of
-            # holding up the import (docs/performance.md).
+            # The commit returns once the import's pages are in the write-ahead log; copying them into the database
+            # file, the checkpoint, is left to the next write or to close(), not holding up the import (docs/performance.md).
             self.conn.execute("PRAGMA wal_autocheckpoint=0")
             cache = self.conn.execute("PRAGMA cache_size").fetchone()[0]
-            self.conn.execute(f"PRAGMA cache_size=-{import_cache_kib(len(session.record), source.size)}")
+            self.conn.execute(f"PRAGMA cache_size=-{import_cache_kib(len(session.record), source.size, least=least_cache)}")
             try:
                 session_id = self._import(session, source, peak, token_counts)
             finally:

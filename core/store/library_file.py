@@ -151,10 +151,13 @@ def guarded(method: Callable) -> Callable:
     return wrapper
 
 
-def import_cache_kib(messages: int, source_bytes: int) -> int:
+def import_cache_kib(messages: int, source_bytes: int, *, least: bool = False) -> int:
     """The page cache an import of this many messages from a source of this size uses, in KiB: the indexes' size
-    (IMPORT_CACHE_KIB_PER_MESSAGE), at most IMPORT_CACHE_SOURCE_SHARE of the source, within IMPORT_CACHE_KIB."""
+    (IMPORT_CACHE_KIB_PER_MESSAGE), at most IMPORT_CACHE_SOURCE_SHARE of the source, within IMPORT_CACHE_KIB; with
+    `least`, SQLite's default (IMPORT_CACHE_KIB's floor) whatever the session's size."""
     low, high = IMPORT_CACHE_KIB
+    if least:
+        return low
     wanted = min(messages * IMPORT_CACHE_KIB_PER_MESSAGE, source_bytes * IMPORT_CACHE_SOURCE_SHARE / 1024)
     return int(min(high, max(low, wanted)))
 

@@ -118,3 +118,34 @@ def test_the_import_page_cache_is_the_indexes_size_but_at_most_an_eighth_of_the_
     library.close()
     want = library_file.import_cache_kib(len(session.record), path.stat().st_size)
     assert pragmas[0] == f"PRAGMA cache_size=-{want}"
+
+
+def test_the_windows_import_takes_sqlites_default_cache_whatever_the_session(corpus_dev, tmp_path, monkeypatch):
+    """The window's load imports after its counted document (open_document), nobody waiting on it, while the session
+    and its count are held: with SQLite's default page cache, where another import takes the indexes' size."""
+    from foldscope.core.readout.opening import open_document
+
+    # A small session's cache made as a long one's is: over the floor (SQLite's default, made smaller here)
+    monkeypatch.setattr(library_file, "IMPORT_CACHE_KIB", (16, 65_536))
+    monkeypatch.setattr(library_file, "IMPORT_CACHE_SOURCE_SHARE", 1.0)
+    pragmas: list[str] = []
+    real = store.connect
+
+    def traced(*args, **kwargs):
+        conn = real(*args, **kwargs)
+        conn.set_trace_callback(lambda sql: pragmas.append(sql) if sql.startswith("PRAGMA cache_size=-") else None)
+        return conn
+
+    monkeypatch.setattr(store, "connect", traced)
+    path = CORPUS_DEV / "claude_code" / "session-196820da.jsonl"
+    session = load_session(str(path))
+    whole = library_file.import_cache_kib(len(session.record), path.stat().st_size)
+    assert whole > library_file.IMPORT_CACHE_KIB[0]
+    with Library(tmp_path / "other.db") as library:
+        library.import_session(session)
+    assert pragmas[0] == f"PRAGMA cache_size=-{whole}"  # then SQLite's default again, after the import
+    pragmas.clear()
+    document = open_document(str(path), str(tmp_path / "window.db"))
+    assert document.library_id is not None and document.library_problem is None
+    assert pragmas[0] == f"PRAGMA cache_size=-{library_file.IMPORT_CACHE_KIB[0]}"
+    assert rows(tmp_path / "window.db")["messages"] == rows(tmp_path / "other.db")["messages"]
