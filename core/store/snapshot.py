@@ -43,9 +43,11 @@ from typing import Any, BinaryIO
 
 from foldscope.core.model.session import Fields, FullRecord, Message, Provenance, Request, Session, Usage
 from foldscope.core.store.snapshot_stream import BLOCK, MARK, Deflating, Inflating, huge_texts, is_mark, read_text, write_text
+from foldscope.core.store.snapshot_trace import Trace
 
-SNAPSHOT_FORMAT = 4  # the layout of the pickled session and of `inputs`; part of the reader identity (2: the record in batches;
-# 3: a mapping's non-ASCII texts as UTF-8 bytes, _Utf8; 4: a batch's huge texts before it, apart: snapshot_stream)
+SNAPSHOT_FORMAT = 5  # the layout of the pickled session and of `inputs`; part of the reader identity (2: the record in batches;
+# 3: a mapping's non-ASCII texts as UTF-8 bytes, _Utf8; 4: a batch's huge texts before it, apart: snapshot_stream; 5: the
+# trace as columns, snapshot_trace)
 RECORD_BATCH = 1_000  # messages pickled with one memo (dump_session_to)
 MEMO_FORMAT = 4  # 4: the bodies in batches; 3: plain texts' counts too; 2: pickled with messages as persistent ids; 1: JSON
 MEMO_BATCH = 10_000  # memo keys pickled with one pickler memo (dump_memo)
@@ -66,6 +68,7 @@ SNAPSHOT_CLASSES = {
     ("foldscope.core.store.snapshot", "_session"),
     ("foldscope.core.store.snapshot", "_message"),
     ("foldscope.core.store.snapshot", "_text"),
+    ("foldscope.core.store.snapshot_trace", "requests"),
     ("builtins", "set"),
     ("builtins", "frozenset"),
     ("builtins", "bytearray"),
@@ -95,6 +98,7 @@ def _identity(parts: Iterable[Path], salt: str) -> str | None:
 def reader_identity() -> str | None:
     """What a snapshot was made by: the readers' and the model's source, the snapshot format, the Python version."""
     files = [*(_PACKAGE / "formats").glob("*.py"), *(_PACKAGE / "model").glob("*.py"), Path(__file__)]
+    files.append(Path(__file__).with_name("snapshot_trace.py"))
     return _identity(files, f"snapshot {SNAPSHOT_FORMAT} python {sys.version_info[0]}.{sys.version_info[1]}")
 
 
@@ -243,7 +247,10 @@ class _Pickler(pickle.Pickler):
         if fields is not None:  # built by their constructors: a frozen dataclass's own getstate asks fields() each time
             return type(obj), tuple(map(obj.__getattribute__, fields))
         if type(obj) is Session:  # its caches are derived bookkeeping, rebuilt on use
-            return _session, ({k: v for k, v in vars(obj).items() if k != "caches"},)
+            state = {k: v for k, v in vars(obj).items() if k != "caches"}
+            if all(type(r) is Request for r in obj.trace):
+                state["trace"] = Trace(obj.trace)
+            return _session, (state,)
         return NotImplemented
 
 

@@ -28,6 +28,7 @@ from foldscope.core.store import snapshot
 from foldscope.core.store.library import Library
 from foldscope.core.store.migrations import MIGRATIONS, migrate
 from tests.core.store.older import as_version_4, messages_by_key
+from tests.paths import CORPUS_DEV
 
 # -- what "the same session" means: every field, messages field by field, views as id tuples ---------------------
 
@@ -599,6 +600,34 @@ def test_a_record_pickled_in_batches_comes_back_whole_with_its_messages_shared_w
     assert plain(rebuilt) == plain(session)
     assert rebuilt.extras["named"][0] is rebuilt.record[0]
     assert rebuilt.extras["named"][1] is rebuilt.record[len(rebuilt.record) - 1]
+
+
+def test_a_trace_is_pickled_as_columns_its_views_sharing_their_lists_with_no_state_a_request_in_the_memo(corpus_dev):
+    # Each request pickled as its own state left the pickler's memo holding that state (its fields' tuple, its
+    # usage's, its view's) until the dump ended, 8 MiB over the window's peak at 50,000 messages: the trace is columns.
+    from foldscope.core.model.session import Request, Usage
+    from foldscope.core.model.views import SharedView
+
+    session = load_session(CORPUS_DEV / "claude_code" / "session-196820da.jsonl")
+    trace = session.trace
+    assert len(trace) > 40 and all(type(r.view) is SharedView for r in trace)
+    # A tuple view and a request without usage, as other readers make them, beside the shared ones
+    trace[3] = Request(trace[3].index, tuple(trace[3].view), trace[3].response_id, None, None, "other", "why", ("search",))
+    trace[4] = Request(trace[4].index, trace[4].view, trace[4].response_id, Usage(1, 2, 3, 4, 5), 1.5, trace[4].model)
+    rebuilt = snapshot.load_session(snapshot.dump_session(session))
+    assert plain(rebuilt) == plain(session)
+    assert rebuilt.trace == trace and type(rebuilt.trace[3].view) is tuple and rebuilt.trace[3].usage is None
+    lists = {id(r.view._ids) for r in rebuilt.trace if type(r.view) is SharedView}
+    assert len(lists) == len({id(r.view._ids) for r in trace if type(r.view) is SharedView})  # shared as read, not one a request
+
+    def memo_entries(requests: int) -> int:
+        part = snapshot._session({**{k: v for k, v in vars(session).items() if k != "caches"}, "trace": trace[:requests]})
+        pickler = snapshot._SessionPickler(io.BytesIO(), session.record)
+        pickler.dump(part)
+        return len(pickler.memo.copy())
+
+    half = len(trace) // 2
+    assert (memo_entries(len(trace)) - memo_entries(half)) / (len(trace) - half) < 2  # its response id's string only
 
 
 def test_a_snapshot_kept_from_a_file_is_the_snapshot_kept_from_its_bytes(tmp_path):
