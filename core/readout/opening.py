@@ -12,7 +12,8 @@ from typing import BinaryIO
 
 from foldscope.core.model import collector
 from foldscope.core.model.policy import Policy, PolicyChoice
-from foldscope.core.model.session import FullRecord, Session
+from foldscope.core.model.record_prefix import RecordPrefix
+from foldscope.core.model.session import Session
 from foldscope.core.readout.document import Document, Report, _no_report
 from foldscope.core.readout.fold_facts import fold_rows
 from foldscope.core.readout.message_sizes import SIZES_ID, RecordSizes, record_sizes
@@ -376,7 +377,7 @@ def as_counted(session: Session, tokens: list[int], counter: Counter) -> StoreCo
     from foldscope.core.store.snapshot import as_read
 
     copy = as_read(session)
-    copy.record = FullRecord(session.record)
+    copy.record = RecordPrefix(session.record)  # the record as it stands, read from its own list: it only grows
     return StoreCopy(copy, list(tokens), counter.memo())
 
 

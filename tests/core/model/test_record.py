@@ -73,3 +73,55 @@ def test_a_message_made_through_its_slots_is_the_one_its_constructor_makes(mid, 
 def test_a_message_of_an_unknown_kind_is_refused_through_its_slots_too():
     with pytest.raises(ValueError, match="unknown message kind 'memo'"):
         new_message("m", "memo", None, {}, {}, "f.jsonl", 1)
+
+
+def _answers(record: FullRecord, ids: list[str]) -> dict[str, object]:
+    """Every look-up of a record's on these ids, each answer or the exception it raises."""
+
+    def tried(call):
+        try:
+            return call()
+        except (KeyError, IndexError) as exc:
+            return type(exc).__name__
+
+    n = len(record)
+    return {
+        "len": n,
+        "iter": list(record),
+        "items": [tried(lambda i=i: record[i]) for i in range(-n - 2, n + 2)],
+        "slice": record[1:-1],
+        "contains": [i in record for i in ids],
+        "get": [tried(lambda i=i: record.get(i)) for i in ids],
+        "places": record.places(ids),
+        "all_of": tried(lambda: record.all_of(ids)),
+        "found": record.found(ids),
+        "holds": record.holds(set(ids)),
+        "index_of": [tried(lambda i=i: record.index_of(i)) for i in ids],
+        "indexes_of": tried(lambda: record.indexes_of(ids)),
+        "ids": record.ids(),
+    }
+
+
+@given(st.integers(0, 8), IDS)
+def test_a_records_prefix_answers_as_a_record_of_its_messages_alone_though_the_record_grew(length, ids):
+    """The library stores the record as it stood when counted (RecordPrefix), read from the record's own list while
+    the window appends to it: every look-up answers as a record of those messages alone, never a message since."""
+    from foldscope.core.model.record_prefix import RecordPrefix
+
+    grown = FullRecord(list(RECORD)[:length])
+    prefix = RecordPrefix(grown)
+    for message in list(RECORD)[length:]:
+        grown.append(message)
+    alone = FullRecord(list(RECORD)[:length])
+    assert _answers(prefix, ids) == _answers(alone, ids)
+    assert prefix._messages is grown._messages  # read from the record, not a copy
+    with pytest.raises(TypeError):
+        prefix.append(Message("m9", "instruction", 9, {"instruction": "w9"}))
+
+
+def test_every_look_up_of_a_record_is_a_prefixs_own():
+    """A method FullRecord gains reads its whole list unless RecordPrefix answers it too."""
+    from foldscope.core.model.record_prefix import RecordPrefix
+
+    methods = {name for name, value in vars(FullRecord).items() if callable(value) and name not in ("__init__", "__getstate__")}
+    assert methods and methods <= {name for name in vars(RecordPrefix)}

@@ -117,6 +117,27 @@ def test_a_session_as_read_pickles_as_it_stood_though_a_count_changed_the_origin
     assert changed > 20  # the count did change the originals
 
 
+def test_what_the_library_stores_is_the_record_as_counted_read_from_its_own_list_while_the_window_appends(corpus_dev, tmp_path):
+    # as_counted's record was a copy of the record's list and index (3.1 MiB at 50,000 messages); it reads the record's
+    # own now, the messages appended since (the window's edits while the store runs) not among them.
+    from foldscope.core.model.session import Message
+    from foldscope.core.readout.opening import as_counted, build_document
+
+    path = CORPUS_DEV / "claude_code" / "session-196820da.jsonl"
+    session = load_session(path)
+    counter = Counter()
+    document = build_document(session, str(path), counter=counter)
+    kept = as_counted(session, document.tokens, counter)
+    before = snapshot.dump_session(kept.session)
+    n = len(session.record)
+    session.record.append(Message("later", "instruction", None, {"instruction": "added while stored"}))
+    assert kept.session.record._messages is session.record._messages  # no copy
+    assert len(kept.session.record) == n and "later" not in kept.session.record
+    assert snapshot.dump_session(kept.session) == before
+    rebuilt = snapshot.load_session(before)
+    assert len(rebuilt.record) == n and type(rebuilt.record).__name__ == "FullRecord"
+
+
 def _figures(document) -> dict[str, Any]:
     return {
         "requests": [plain(r) for r in document.requests],
