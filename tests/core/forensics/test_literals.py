@@ -153,3 +153,13 @@ def test_an_ascii_word_with_no_dot_or_slash_is_judged_a_run_at_a_time_as_the_pat
         assert [(x.kind, x.text) for x in literals([text])] == _word_by_word([text])
     assert [x.text for x in literals(texts[:1])] == ["foo_bar", "x_y", "4242", "starting_dans", "are_erticgor", "173", "get_it",
                                                      "fooBar", "345"]  # fmt: skip
+
+
+def test_words_scanned_whole_and_words_judged_a_run_at_a_time_keep_their_order_in_one_text():
+    """A text's new words are read in one call (core.forensics.literals._READ): a run inside a word with a `.`, `/` or
+    a character outside ASCII is the four-way pattern's to find, never judged alone, and the literals keep the words'
+    order across both kinds of word."""
+    text = "x_y ~/a_b/c.py foo_bar 12_ab.c 4242 café_bar é_x src/x_y2 fooBar,"
+    assert [(x.kind, x.text) for x in literals([text])] == _word_by_word([text])
+    # src/x_y2 is prose to the path rule (one slash, no extension); its x_y2, judged alone, would be an identifier
+    assert [x.text for x in literals([text])] == ["x_y", "~/a_b/c.py", "foo_bar", "4242", "fooBar"]
