@@ -36,17 +36,16 @@ _LITERAL = re.compile(
 # 0.64 -> 0.40 s, the same words).
 _CANDIDATE = re.compile(r"[/._\dA-Z](?:(?<=[a-z][A-Z])|(?<![A-Z]))")
 # The new candidate words of a text joined by newlines, read in one call, in order: a block of lines (words) each
-# holding a `.`, `/` or a character outside ASCII, which _LITERAL scans (`held`); else, in the other words (ASCII,
-# no `.` or `/`), a run of ASCII letters, digits and underscores that is an identifier whole (`identifier`) or three
+# holding a `/`, a character outside ASCII or a `.` before a word character, which _LITERAL scans (`held`); else, in
+# the other words, a run of ASCII letters, digits and underscores that is an identifier whole (`identifier`) or three
 # digits or more (`number`). The note before _scanned says why that is what _LITERAL finds in such words. The block's
 # branch is tried first at each line's start, so no run inside a held word is judged alone.
-_HELD = r"[./\x80-\U0010ffff]"
+_HELD = r"(?:[^\n/.\x80-\U0010ffff]++|\.(?![A-Za-z0-9_]))*+(?:[/\x80-\U0010ffff]|\.)"  # a line's start to its first mark
 # _IDENTIFIER_BODY where a run of word characters must end after it (as in _READ): the same runs, matched without
 # going back over the characters a branch has read (`*+`), a fifth less time.
 _IDENTIFIER_RUN = r"[A-Za-z][a-z0-9]*+_[A-Za-z0-9_]*+(?<=[A-Za-z0-9])|[a-z][a-z0-9]*+[A-Z][A-Za-z0-9]*+|[A-Z][a-z0-9]++[A-Z][A-Za-z0-9]*+"
 _READ = re.compile(
-    rf"^((?:[^\n./\x80-\U0010ffff]*+{_HELD}[^\n]*+\n?)+)"
-    rf"|(?<![A-Za-z0-9_])(?:({_IDENTIFIER_RUN})|([0-9]{{3,}}))(?![A-Za-z0-9_])",
+    rf"^((?:{_HELD}[^\n]*+\n?)+)|(?<![A-Za-z0-9_])(?:({_IDENTIFIER_RUN})|([0-9]{{3,}}))(?![A-Za-z0-9_])",
     re.MULTILINE,
 )
 _TRAILING = ".,:;!?"
@@ -168,8 +167,11 @@ def _without_line_numbers(text: str) -> str:
 # judged so by _READ, not scanned a character at a time by the four-way pattern. The same holds of each run of an
 # ASCII word with no `.` or `/` in it (`foo_bar,`, `len(x_y)`, `"4242":`, `a-123`): no URL or path can match in it (a
 # URL needs `://`, a path a `/` or a `.`), so only identifiers and numbers can, each starting at a word character; and
-# to `\b` and the number's look-behind and look-ahead any other non-word character is what a newline is. _READ finds
-# such a run whole by looking at the characters either side of it, within its word or the newline between words.
+# to `\b` and the number's look-behind and look-ahead any other non-word character is what a newline is. So it is of
+# a word whose every `.` is before a character other than a word character (`done.`, `2078.`, `f(x_y).`): a path's
+# `.` is before a letter, a number's before a digit, and the number's look-behind and look-ahead read a `.` as a
+# newline unless a word character follows it. _READ finds such a run whole by looking at the characters either side of
+# it, within its word or the newline between words.
 
 
 def _scanned(words: str, seen: dict[str, int]) -> bool:
