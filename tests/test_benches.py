@@ -158,6 +158,11 @@ SMOKES = (
         (r"0.2 MB, \d+ requests: json.loads .* ratio [\d.]+x", r"claude-code-log comparison skipped: .* is not installed"),
     ),
     Smoke(
+        "bench_literals.py",
+        ("{file}", "--before", "{before}", "--rounds", "1"),
+        (r"session: \d+ requests, \d+ compactions", r"round 1: before [\d.]+ s CPU, this [\d.]+ s CPU", r"this / before: "),
+    ),
+    Smoke(
         "bench_instructions.py",
         ("--size", "50"),
         (r"bench_instructions: valgrind is not installed .*; nothing measured",),

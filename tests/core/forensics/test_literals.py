@@ -163,3 +163,11 @@ def test_words_scanned_whole_and_words_judged_a_run_at_a_time_keep_their_order_i
     assert [(x.kind, x.text) for x in literals([text])] == _word_by_word([text])
     # src/x_y2 is prose to the path rule (one slash, no extension); its x_y2, judged alone, would be an identifier
     assert [x.text for x in literals([text])] == ["x_y", "~/a_b/c.py", "foo_bar", "4242", "fooBar"]
+
+
+def test_a_word_whose_dots_are_before_no_word_character_is_judged_a_run_at_a_time_as_the_pattern_finds_it():
+    """A `.` before a word character is the four-way pattern's (a number after it or before a word character is none);
+    a word whose every `.` is before something else is judged a run at a time (core.forensics.literals._HELD)."""
+    text = "2078. x.4242 done. f(x_y). 123..a 5151.) a..b_c 777.,"
+    assert [(x.kind, x.text) for x in literals([text])] == _word_by_word([text])
+    assert [x.text for x in literals([text])] == ["2078", "x_y", "5151", "b_c", "777"]
