@@ -11,7 +11,7 @@ from foldscope.app.save import work_to_recover
 from foldscope.app.worker import Progress
 from foldscope.core.readout.cost_facts import document_cache
 from foldscope.core.readout.document import Document
-from foldscope.core.readout.opening import open_document
+from foldscope.core.readout.opening import open_document, release_freed
 
 FILL_EVERY_S = 0.1  # how often the timeline hears the counts so far: often enough to watch, rarely enough to be cheap
 # How long the library's import waits for the window to paint the counted document. The two share one interpreter
@@ -88,6 +88,7 @@ def load_work(path: str, db: str | None, policy=None, sample: str | None = None)
             progress.report(0, 0, "Attributing the cache writes")
             document_cache(document)  # from the trace's own count: the cache lane and the Cost panel count nothing again
             progress.interim(CountedDocument(document, waits))
+            release_freed()  # the count's and the cache's temporaries given back while the window paints, beside its needs
             progress.wait_shown(SHOWN_WAIT_S)  # the window paints it before the library's import takes the lock
 
         return open_document(path, db, progress.report, policy, sample, shown=shown, on_count=TraceFill(progress), on_counted=on_counted)

@@ -258,6 +258,7 @@ def _open_document(
         on_counted(document)
     if kept is not None and reopened is None:
         kept = kept.pickled()  # its memo's dict (5 MB at 50k) let go before the store's own needs come on top
+        release_freed()  # and its pages with it, before the snapshot's pickling
     if problem is None:
         _keep_in_library(document, db, path, sample, report, library_id if reopened is not None else None, kept, snapshot)
         release_freed()

@@ -412,3 +412,22 @@ def test_a_landed_load_freezes_its_session_and_lets_the_one_before_go(qtbot, win
         window.open_path(str(other))
     assert first() is None  # collected when the next load landed, not kept frozen
     assert gc.get_freeze_count() > 0
+
+
+def test_the_load_gives_its_freed_memory_back_while_the_window_paints_and_before_the_snapshots_pickling(qtbot, window, monkeypatch):
+    # glibc keeps what a thread frees, counted in the window's memory: the count's and the cache's temporaries while
+    # the window paints the counted document, the memo's copy before the snapshot's pickling (the window's peak at 50k).
+    from foldscope.core.store import snapshot
+
+    moments: list[str] = []
+    monkeypatch.setattr(opening_module, "_malloc_trim", lambda: lambda pad: moments.append("given back") or 0)
+    for module, name in ((loading_module, "document_cache"), (snapshot, "dump_session_to"), (opening_module, "import_into_library")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *args, _real=real, _name=name, **kwargs: moments.append(_name) or _real(*args, **kwargs))
+    window.show()
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(demo_path())
+    cache, dump, imported = (moments.index(name) for name in ("document_cache", "dump_session_to", "import_into_library"))
+    assert moments[:cache].count("given back") == 1  # after the count
+    assert moments[cache:dump] == ["document_cache", "given back", "given back"]  # while painting; the memo pickled
+    assert moments[dump:imported] == ["dump_session_to", "given back"]
