@@ -21,8 +21,11 @@ def common_start(a: Sequence[T], b: Sequence[T], *, equal: bool = False) -> int:
     (Message: eq=False), or with `equal` equal items (memo keys). Compared a chunk at a time in C (tuple
     equality tries identity first), halving the chunk where they part, so a shared start of n items costs
     about n pointer compares, not n Python steps."""
-    n = min(len(a), len(b))
     differ = operator.ne if equal else operator.is_not
+    if type(a) is Shared and type(b) is Shared:  # a layout's lists and the views a trace grows: asked first, no look-ups
+        n = min(a._n, b._n)
+        return n if a is b else _between_shared(a, b, n, differ)
+    n = min(len(a), len(b))
     if a is b:
         return n
     for x, y in ((a, b), (b, a)):  # a sequence that knows its shared start without reading (core.model.views)

@@ -211,17 +211,22 @@ class Counter(Tokenising):
             marks,
         )
         n = len(messages)
-        for state in reversed(self._recent):
-            if len(state.messages) != n:
+        recent = self._recent
+        sizes = [len(state.messages) for state in recent]  # each asked once: a Shared's len is a Python call
+        for i in range(len(recent) - 1, -1, -1):
+            if sizes[i] != n:
                 continue  # one_replaced's first test, asked here: nearly every request adds to the one before
+            state = recent[i]
             found = one_replaced(state, messages, inputs, record, inputs[5])
             if found is not None:
                 return self._replaced(state, messages, found, record, policy, first_round)
-        # The recent view this one shares the longest start with (the same objects, rendered alike).
+        # The recent view this one shares the longest start with (the same objects, rendered alike): the longest first,
+        # of two as long the one kept first (a stable sort by length, as before).
         base, p = None, 0
-        for state in sorted(self._recent, key=lambda s: -len(s.messages)):
-            if len(state.messages) <= p:
+        for i in sorted(range(len(recent)), key=sizes.__getitem__, reverse=True):
+            if sizes[i] <= p:
                 break  # no shorter view can share more
+            state = recent[i]
             n = shared(state, messages, inputs)
             if n > p:
                 base, p = state, n
@@ -429,7 +434,7 @@ class Counter(Tokenising):
                 cum.append(total)
                 edge += _shared.CHUNK
         laid.parts = laid.parts.grown(start, parts)
-        laid.cum = laid.cum.grown(len(laid.cum), cum)
+        laid.cum = laid.cum.grown(start >> _shared.SHIFT, cum)
         laid.total = total
 
     def body_tokens(self, measurement: Measurement, start: int = 0) -> list[int]:

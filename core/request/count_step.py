@@ -46,7 +46,7 @@ from foldscope.core.request.plan import (
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class Laid:
     """One measured view as the counter keeps it, to extend: its blocks, their keys, parts and running counts."""
 
@@ -60,7 +60,10 @@ class Laid:
     flat: Shared[BlockSpec]
     roles: Shared[str]
     keys: Shared  # each block's memo key
-    parts: Shared  # each block's Part (head excluded)
+    # Each block's Part (head excluded). Until the counter fills them (core.request.count.Counter._fill_parts) only the
+    # first `kept` are this view's: a layout extended from another holds that one's parts and running counts as they
+    # are, and the counter grows both once from `kept`.
+    parts: Shared
     # The running tokens (glue included) at the end of each whole chunk of blocks (core.model.shared_start.CHUNK): cum[c]
     # is the tokens of blocks 0 .. (c + 1) * CHUNK - 1. One a chunk, not one a block: a million running counts kept
     # as ints cost 40 MB on a file of tiny prompts; a count within a chunk adds that chunk's parts (kept_total).
@@ -467,7 +470,8 @@ def lay_out(
         view = Shared(messages)
     if base is not None:
         aruns, roles = base.aruns.grown(base.aruns.bisect_left((cut,)), new_aruns), base.roles.grown(k, tail_roles)
-        parts, cum, since, kept_tokens = base.parts.grown(kept), base.cum.grown(kept >> _shared.SHIFT), base.serial, None
+        # base's parts and running counts as they are: the counter grows them once from `kept` (Counter._fill_parts)
+        parts, cum, since, kept_tokens = base.parts, base.cum, base.serial, None
         if len(base.parts) - kept < (kept & _shared.MASK):
             # Fewer blocks left behind than kept in the last chunk (a request that adds to the one before): subtract those.
             kept_tokens = base.total - sum(p.tokens for p in base.parts.since(kept))

@@ -226,7 +226,11 @@ class Measure:
         options = self.options(messages, **how)
         key = (options["first_round"],)
         last = self._last
-        if last is not None and last[1] == key and len(last[0]) == len(messages) and common_start(last[0], messages) == len(messages):
+        if (
+            last is not None
+            and last[1] == key
+            and (last[0] is messages or len(last[0]) == len(messages) == common_start(last[0], messages))
+        ):
             return last[2]
         m = self.counter.measure(messages, **options)
         self._last = (messages if isinstance(messages, Shared) else list(messages), key, m)  # a Shared never changes

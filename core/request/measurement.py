@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from foldscope.core.model import shared_start as _shared
@@ -30,7 +31,7 @@ def new_part(message: Message | None, kind: str, tokens: int) -> Part:
     return Part(message, kind, tokens)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Measurement:
     """A request's count and each part of it (the head first, then one per block).
 
@@ -86,6 +87,8 @@ def kept_total(laid: Laid) -> int:
     parts of the chunk the kept ones end in (fewer than a chunk's, summed in C)."""
     if laid.kept_tokens is not None:
         return laid.kept_tokens
-    c = laid.kept >> _shared.SHIFT
+    kept = laid.kept
+    c = kept >> _shared.SHIFT
     whole = laid.cum[c - 1] if c else 0
-    return whole + sum(p.tokens for p in laid.parts.since(c << _shared.SHIFT))
+    # laid.parts may run past the kept ones until the counter fills them (core.request.count_step.Laid.parts)
+    return whole + sum(p.tokens for p in islice(laid.parts.since(c << _shared.SHIFT), kept & _shared.MASK))
