@@ -21,7 +21,7 @@ class Mark:
     lifetime: str = "5m"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Layout:
     """One modelled request: its blocks' identities, the token count up to the end of each, its marks, its time.
 
@@ -82,7 +82,7 @@ class CacheRules:
         return cls(mode="off")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CacheOutcome:
     """What one request read, wrote and sent fresh, and how its prefix relates to the previous request's."""
 
@@ -204,12 +204,21 @@ class PrefixCache:
             seen_5m = seen_5m or m.lifetime == "5m"
         at, entries = layout.at, self.entries
         hit = -1
-        for b in _latest_first(marks, self.rules.lookback):
-            # Each candidate read from the chain alone, never the range between two marks, which may span the request.
-            entry = entries.get(chain[b])
-            if entry is not None and (at is None or entry[0] >= at):  # _live, inline: most requests look at a few
-                hit = b
+        for top, low in _latest_ranges(marks, self.rules.lookback):
+            # Each candidate read from the chain alone, never the range between two marks, which may span the request:
+            # the mark's own block first (where most reads hit), then the blocks before it as one slice of the chain.
+            entry = entries.get(chain[top])
+            if entry is not None and (at is None or entry[0] >= at):  # _live, inline
+                hit = top
                 break
+            if top > low:
+                for b, key in zip(range(top - 1, low - 1, -1), reversed(chain[low:top])):
+                    entry = entries.get(key)
+                    if entry is not None and (at is None or entry[0] >= at):
+                        hit = b
+                        break
+                if hit >= 0:
+                    break
         if hit >= 0:
             self._renew(chain[hit], at, entries[chain[hit]][1])
         read = layout.position(hit)
@@ -234,12 +243,19 @@ def _latest_first(marks: Sequence[Mark], lookback: int | None) -> Iterator[int]:
     """Block boundaries where a read may hit, latest first, one at a time: at each mark (sorted by block) and
     `lookback` blocks before it. Each mark's range is given below the lowest given so far, so a read that hits at
     the latest mark (the commonest case) costs one look, not a set of every candidate sorted."""
+    for top, low in _latest_ranges(marks, lookback):
+        yield from range(top, low - 1, -1)
+
+
+def _latest_ranges(marks: Sequence[Mark], lookback: int | None) -> Iterator[tuple[int, int]]:
+    """_latest_first's candidates as ranges (top, low), each read from top down to low: a caller reads a range's
+    keys from the chain in one slice, not one Python index a block (up to `lookback` where a read misses)."""
     below = None  # the lowest block given so far
     for m in reversed(marks):
         low = 0 if lookback is None else max(0, m.block - lookback)
         top = m.block if below is None else min(m.block, below - 1)
         if top >= low:
-            yield from range(top, low - 1, -1)
+            yield top, low
             below = low
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from itertools import compress, count, islice
@@ -212,20 +213,29 @@ class Layouts:
         keys: list[Any] = []
         ends: list[int] = []
         totals: list[int] = []
-        for i, part in enumerate(since(m.parts, keep), keep):  # the parts are shared: read from `keep`, no copy
+        parts = since(m.parts, keep)  # the parts are shared: read from `keep`, no copy
+        head_key = prev.head_key if prev is not None and keep else None
+        if not keep:
+            head = next(parts, None)
+            if head is not None:
+                total += head.tokens
+                totals.append(total)
+                ends.append(estimate(total, scale))
+                head_key = self._key(m, 0, head)
+                keys.append(head_key)
+        ceil = math.ceil
+        for i, part in enumerate(parts, keep or 1):
             total += part.tokens
             totals.append(total)
-            ends.append(estimate(total, scale))
-            if i:
-                message = part.message
-                assert message is not None  # only the head (part 0) may have no message
-                keys.append(message.id)  # _key's, without the call: a message's block is keyed by its id
-                if part.kind == "note":
-                    notes.append(i)
-                if message.id in protected:
-                    members.append(i)
-            else:
-                keys.append(self._key(m, i, part))
+            ends.append(ceil(round(total * scale, 6)))  # estimate(total, scale), without the call: one a block
+            message = part.message
+            assert message is not None  # only the head (part 0) may have no message
+            key = message.id  # _key's, without the call: a message's block is keyed by its id
+            keys.append(key)
+            if part.kind == "note":
+                notes.append(i)
+            if key in protected:
+                members.append(i)
         where = self._where
         if prev is not None and keep:  # the kept blocks' keys and ends are shared with the layout before, not copied
             laid_keys, laid_ends = prev.keys.grown(keep + shift, keys), prev.ends.grown(keep + shift, ends)
@@ -240,7 +250,6 @@ class Layouts:
             laid_totals = Shared(totals)
             where.clear()
             where.update(zip(laid_keys, count()))
-        head_key = laid_keys[shift] if len(laid_keys) > shift else None
         self._laid = _Laid(m.serial, laid_keys, laid_ends, notes, members, laid_totals, m.parts, shift, head_key)
         return laid_keys, laid_ends
 

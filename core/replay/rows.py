@@ -16,7 +16,7 @@ from foldscope.core.replay.strategies import Step
 from foldscope.core.request.measure import Measure, refused
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Row:
     """One modelled request under one strategy."""
 

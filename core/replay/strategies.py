@@ -49,7 +49,7 @@ COMPACT_PROMPT = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Step:
     """One request a strategy sends: its view, the recorded request it stands for, and what it changed."""
 
