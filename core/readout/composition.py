@@ -294,6 +294,54 @@ _BEFORE_RESULTS = (INSTRUCTIONS, ASSISTANT, THINKING, CALLS)
 _AFTER_RESULTS = (NOTES, COPIES, FRAMING)
 
 
+def _minus_tokens(figure: tuple[str, int]) -> int:
+    return -figure[1]
+
+
+def _kinds(names: tuple[str, ...]) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Categories' names in the bar's order, by where they go: the unseen head's parts, the kinds before the results,
+    the results by tool (to be sorted, largest first) and the kinds after them (_categories; bar_figures keeps these a
+    run of names, which a session's requests share)."""
+    unseen: list[str] = []
+    results: list[str] = []
+    for n in names:
+        if n.startswith(_RESULTS_OF):
+            results.append(n)
+        elif n == UNSEEN or n == NOT_SPLIT or n.startswith(_UNSEEN_OF):
+            unseen.append(n)
+    return unseen, [n for n in _BEFORE_RESULTS if n == THINKING or n in names], results, [n for n in _AFTER_RESULTS if n in names]
+
+
+def bar_figures(
+    parts: Parts, summed: Summed, head_parts: list[HeadPart], kinds: dict[tuple[str, ...], tuple]
+) -> tuple[list[tuple[str, int]], int]:
+    """Each category's name and tokens in the bar's order, and the request's size: what compose(parts, details=False,
+    summed=summed) gives in its parts and size, with no Category, note or Composition made (the report's every-request
+    table draws a bar a request). `head_parts`: the unseen head split (HeadSources.split); `kinds`: _kinds of each run
+    of names, kept by the caller."""
+    totals = dict(summed[0])
+    size = parts.unseen_head + parts.framing + sum(total[0] for total in totals.values())  # the head's first
+    _add_unseen_head(parts, head_parts, totals, {})
+    names = tuple(totals)
+    got = kinds.get(names)
+    if got is None:
+        got = kinds[names] = _kinds(names)
+    unseen, before, results, after = got
+    out: list[tuple[str, int]] = []
+    head = totals.get(HEAD)
+    if head is not None and head[0]:
+        out.append((HEAD, head[0]))
+    out += ((n, totals[n][0]) for n in unseen)
+    for name in before:
+        if name != THINKING:
+            out.append((name, totals[name][0]))
+        elif summed[1]:  # the characters of thinking the file keeps: shown, with no tokens (not sent)
+            out.append((THINKING, 0))
+    out += sorted(((n, totals[n][0]) for n in results), key=_minus_tokens)
+    out += ((n, totals[n][0]) for n in after)
+    return out, size
+
+
 def _categories(parts: Parts, totals: dict[str, list[int]], thinking: int, head_parts: list[HeadPart], split: bool) -> tuple[Category, ...]:
     """The categories in the bar's order, each with its note: the head, the unseen head's parts, the messages' kinds,
     thinking (kept by the file, not sent), the results by tool (largest first), notes, copies, framing. Each name's note

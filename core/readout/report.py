@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from functools import lru_cache
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -151,11 +152,13 @@ def composition_legend(c: Composition) -> str:
     return f"<p class='legend keys'>{items}{free}</p>"
 
 
-def largest_part(c: Composition) -> str:
-    top = max(c.parts, key=lambda p: p.tokens, default=None)
-    if top is None or not c.size:
+def largest_of(figures: Sequence[tuple[str, int]], size: int) -> str:
+    """The largest category of a request's (name, tokens) in the bar's order (the first of equals), and its share."""
+    top = max(figures, key=itemgetter(1), default=None)
+    if top is None or not size:
         return ""
-    return f"{swatch(top.name)}{esc(top.name)} {num(top.tokens)} ({top.tokens / c.size:.0%})"
+    name, tokens = top
+    return f"{swatch(name)}{esc(name)} {num(tokens)} ({tokens / size:.0%})"
 
 
 @lru_cache(maxsize=1024)
@@ -167,21 +170,34 @@ def _painted(name: str) -> tuple[str, str]:
 
 def composition_svg(c: Composition, width: int = 960, height: int = 34, css: str = "chart") -> str:
     """The request as one bar: a segment per category (of the estimate), then the free context window."""
-    span = max(c.window or 0, c.estimate, 1)
+    return bar_svg([(p.name, p.tokens) for p in c.parts], c.window, c.estimate, c.scale, width, height, css)
+
+
+def bar_svg(
+    figures: Iterable[tuple[str, int]],
+    window: int | None,
+    estimate: int,
+    scale: float,
+    width: int = 960,
+    height: int = 34,
+    css: str = "chart",
+) -> str:
+    """composition_svg's bar from each category's (name, tokens) in order, the window, the estimate and the scale."""
+    span = max(window or 0, estimate, 1)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="Composition" viewBox="0 0 {width} {height}" '
         f'width="100%" class="{css}" preserveAspectRatio="none"><rect x="0.5" y="0.5" width="{width - 1}" '
         f'height="{height - 1}" class="frame"/>'
     ]
     x = 1.0
-    for part in c.parts:
-        if part.tokens <= 0:
+    for name, tokens in figures:
+        if tokens <= 0:
             continue
-        w = (width - 2) * part.tokens * c.scale / span
-        colour, name = _painted(part.name)
+        w = (width - 2) * tokens * scale / span
+        colour, shown = _painted(name)
         parts.append(
             f'<rect x="{x:.2f}" y="1" width="{w:.2f}" height="{height - 2}" fill="{colour}">'
-            f"<title>{name}: {part.tokens:,} tokens</title></rect>"
+            f"<title>{shown}: {tokens:,} tokens</title></rect>"
         )
         x += w
     parts.append("</svg>")
@@ -303,15 +319,15 @@ def composition_section(data: ReportData, top: int = 12) -> Section:
     )
 
 
-def mini_bar(c: Composition) -> str:
-    """A request's composition as the every-request table draws it."""
-    return composition_svg(c, width=400, height=14, css="minibar")
+def mini_bar(figures: Sequence[tuple[str, int]], window: int | None, estimate: int, scale: float) -> str:
+    """A request's composition as the every-request table draws it, from its categories' (name, tokens) in order."""
+    return bar_svg(figures, window, estimate, scale, width=400, height=14, css="minibar")
 
 
 def every_request_section(data: ReportData, window: int | None) -> Section:
     return Section(
         "Every request",
-        pieces=lambda: every_request_pieces(data.measure, window, mini_bar, largest_part, data.bars, data.every_request, data.head),
+        pieces=lambda: every_request_pieces(data.measure, window, mini_bar, largest_of, data.bars, data.every_request, data.head),
     )
 
 
@@ -489,7 +505,7 @@ def _gathered(
         # other core, while the cost sections are made here (core.forensics.literals_ahead; write_report stops it).
         from foldscope.core.forensics.literals_ahead import JobsAhead
 
-        ahead = JobsAhead(every_request_jobs(measure, window.tokens if window else None, mini_bar, largest_part, data.bars, head))
+        ahead = JobsAhead(every_request_jobs(measure, window.tokens if window else None, mini_bar, largest_of, data.bars, head))
         data.helpers.append(ahead)
         data.every_request = lambda j: ahead.take(j, in_order=True)  # the page takes its rows in order
     try:

@@ -10,7 +10,7 @@ from functools import lru_cache, partial
 from typing import Any
 
 from foldscope.core.model.session import Message, Session
-from foldscope.core.readout.composition import Composition, MessageFacts, request_composition
+from foldscope.core.readout.composition import MessageFacts, bar_figures, request_composition
 from foldscope.core.readout.document import is_note
 from foldscope.core.readout.head_split import HeadSources, sources_for
 from foldscope.core.readout.report_bars import RequestBars
@@ -172,11 +172,15 @@ def conversation_pieces(
 ROWS_A_JOB = 256  # rows of the every-request table a forked child makes as one job (every_request_jobs)
 
 
+Bar = Callable[[Sequence[tuple[str, int]], "int | None", int, float], str]  # figures, window, estimate, scale: the bar
+Largest = Callable[[Sequence[tuple[str, int]], int], str]  # figures, size: the largest part
+
+
 def every_request_rows(
     measure: Measure,
     window: int | None,
-    bar: Callable[[Composition], str],
-    largest_part: Callable[[Composition], str],
+    bar: Bar,
+    largest_part: Largest,
     bars: RequestBars | None,
     start: int,
     end: int,
@@ -185,20 +189,29 @@ def every_request_rows(
 ) -> str:
     """Rows start..end-1 of the every-request table, one string. `kept`: what one process works out once for all
     its rows (the unseen head's parts, each message's category), filled at the first call. `head`: the unseen head's
-    parts as the caller read them (sources_for), else read here."""
+    parts as the caller read them (sources_for), else read here. The bar and the largest part take each category's
+    (name, tokens) in the bar's order: heard (`bars`), no Composition is made for them (composition.bar_figures)."""
     if not kept:
         kept["head"] = sources_for(measure.session) if head is None else head  # the same parts name every request's head
         kept["facts"] = MessageFacts()  # each message's category worked out once, not once per request that carries it
-    head, facts = kept["head"], kept["facts"]
+        kept["splits"] = {}  # the unseen head split, by its tokens (most requests carry the same head)
+        kept["kinds"] = {}  # bar_figures' runs of names
+    head, facts, splits, kinds = kept["head"], kept["facts"], kept["splits"], kept["kinds"]
     out = []
     for row in measure.trace.rows[start:end]:
-        # the bar and the largest part need the categories only, not the groups and repeats
-        heard = bars.heard(row.index) if bars is not None else None
-        c = request_composition(measure, row.index, window=window, head=head, facts=facts, details=False, heard=heard)
+        if bars is not None:
+            parts, summed = bars.heard(row.index)
+            split = splits.get(parts.unseen_head)
+            if split is None:
+                split = splits[parts.unseen_head] = head.split(parts.unseen_head)
+            figures, size = bar_figures(parts, summed, split, kinds)
+        else:  # the bar and the largest part need the categories only, not the groups and repeats
+            c = request_composition(measure, row.index, window=window, head=head, facts=facts, details=False)
+            figures, size = [(p.name, p.tokens) for p in c.parts], c.size
         out.append(
             f"<tr id={request_anchor(row.index)}><td class=n>{row.index}</td><td class=n>{row.predicted:,}</td>"
             f"<td class=n>{'' if row.reported_input is None else f'{row.reported_input:,}'}</td>"
-            f"<td class=mini>{bar(c)}</td><td>{largest_part(c)}</td></tr>"
+            f"<td class=mini>{bar(figures, window, row.estimate, row.scale)}</td><td>{largest_part(figures, size)}</td></tr>"
         )
     return "".join(out)
 
@@ -206,8 +219,8 @@ def every_request_rows(
 def every_request_jobs(
     measure: Measure,
     window: int | None,
-    bar: Callable[[Composition], str],
-    largest_part: Callable[[Composition], str],
+    bar: Bar,
+    largest_part: Largest,
     bars: RequestBars | None,
     head: HeadSources | None = None,
 ) -> list[Callable[[], str]]:
@@ -224,8 +237,8 @@ def every_request_jobs(
 def every_request_pieces(
     measure: Measure,
     window: int | None,
-    bar: Callable[[Composition], str],
-    largest_part: Callable[[Composition], str],
+    bar: Bar,
+    largest_part: Largest,
     bars: RequestBars | None = None,
     made: Callable[[int], str | None] | None = None,
     head: HeadSources | None = None,

@@ -11,7 +11,8 @@ from foldscope.core.cli.main import main
 from foldscope.core.formats import load_session
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
-from foldscope.core.readout.composition import RESULTS, MessageFacts, request_composition
+from foldscope.core.readout.composition import RESULTS, MessageFacts, _category_totals, bar_figures, request_composition
+from foldscope.core.readout.head_split import sources_for
 from foldscope.core.request.measure import Measure
 from foldscope.core.request.trace_measure import measure_trace
 from tests.core.live_sessions import append, assistant, result, user
@@ -55,6 +56,20 @@ def test_every_request_composed_with_shared_facts_and_no_details_has_the_categor
             assert bar.parts == whole.parts and bar.thinking_in_file == whole.thinking_in_file, (path.name, row.index)
             assert (bar.size, bar.estimate, bar.predicted) == (whole.size, whole.estimate, whole.predicted)
             assert bar.groups == bar.repeats == () and whole.groups
+
+
+def test_a_bars_figures_are_its_compositions_categories_in_order_with_its_size(corpus_dev):
+    # The report's every-request table draws each bar from bar_figures (no Composition made): the same names and
+    # tokens in the same order (the head, the unseen head's parts, the kinds, thinking, the results largest first...).
+    kinds: dict = {}
+    for path in _files(corpus_dev):
+        session = load_session(path)
+        measure, head = Measure(session, Policy()), sources_for(session)
+        for row in measure.trace.rows:
+            whole = request_composition(measure, row.index, head=head)
+            parts = measure.request_parts(row.index)
+            figures, size = bar_figures(parts, _category_totals(parts, MessageFacts()), head.split(parts.unseen_head), kinds)
+            assert figures == [(p.name, p.tokens) for p in whole.parts] and size == whole.size, (path.name, row.index)
 
 
 def test_compositions_sharing_facts_in_any_order_have_the_categories_each_has_alone(corpus_dev):
