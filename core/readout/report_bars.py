@@ -68,15 +68,15 @@ class HeardBlocks:
         self._owners: list[Message] = []  # each block's message
         self._pairs: list[tuple[Message, int]] = []  # each block's message and own tokens
         self._sums: list[int] = [0]  # the blocks' own tokens summed: _sums[i] over the first i blocks
-        self._blocks_of: dict[int, int] = {}  # how many blocks each message (by id) has
+        self._blocks_of: dict[Message, int] = {}  # how many blocks each message has
 
     def kept(self, m: Measurement) -> int:
         """How many leading blocks of `m` are the last heard measurement's, with the same marks."""
         if self._serial is None or m.since != self._serial or m.kept < 1:
             return 0
         kept = min(m.kept - 1, len(self._owners))  # `kept` counts the head part, then the blocks
-        marked = m.laid.marked
-        if {i: v for i, v in marked.items() if i < kept} != {i: v for i, v in self._marked.items() if i < kept}:
+        marked, before = m.laid.marked, self._marked
+        if (marked or before) and {i: v for i, v in marked.items() if i < kept} != {i: v for i, v in before.items() if i < kept}:
             return 0
         return kept
 
@@ -84,15 +84,15 @@ class HeardBlocks:
         """`m`'s parts with no unseen head, as Measure.parts_of(m, head=0) gives them."""
         kept = self.kept(m)
         owners, bodies = self.measure.blocks_of(m, kept)
-        counts = self._blocks_of
+        counts = self._blocks_of  # by the message itself: a Message hashes and compares by identity (eq=False)
         for owner in self._owners[kept:]:
-            n = counts[id(owner)] - 1
+            n = counts[owner] - 1
             if n:
-                counts[id(owner)] = n
+                counts[owner] = n
             else:
-                del counts[id(owner)]
+                del counts[owner]
         for owner in owners:
-            counts[id(owner)] = counts.get(id(owner), 0) + 1
+            counts[owner] = counts.get(owner, 0) + 1
         del self._owners[kept:], self._pairs[kept:], self._sums[kept + 1 :]
         self._owners += owners
         self._pairs += zip(owners, bodies)
