@@ -12,8 +12,6 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import nullcontext
 from datetime import UTC, datetime
-from functools import lru_cache
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +30,7 @@ from foldscope.core.readout.head_split import sources_for
 from foldscope.core.readout.report_bars import RequestBars
 from foldscope.core.readout.report_cost import cost_sections
 from foldscope.core.readout.report_data import ReportData
-from foldscope.core.readout.report_html import RULE_COLOURS, Markup, Section, esc, num, part_colour, swatch, table
+from foldscope.core.readout.report_html import RULE_COLOURS, Markup, Section, bar_svg, esc, largest_of, num, swatch, table
 from foldscope.core.readout.report_transcript import (
     conversation_jobs,
     conversation_pieces,
@@ -152,56 +150,9 @@ def composition_legend(c: Composition) -> str:
     return f"<p class='legend keys'>{items}{free}</p>"
 
 
-def largest_of(figures: Sequence[tuple[str, int]], size: int) -> str:
-    """The largest category of a request's (name, tokens) in the bar's order (the first of equals), and its share."""
-    top = max(figures, key=itemgetter(1), default=None)
-    if top is None or not size:
-        return ""
-    name, tokens = top
-    return f"{swatch(name)}{esc(name)} {num(tokens)} ({tokens / size:.0%})"
-
-
-@lru_cache(maxsize=1024)
-def _painted(name: str) -> tuple[str, str]:
-    """A category's colour and its escaped name: worked out once, not once per bar (a 50k session's every-request table
-    draws about 150,000 segments of a few dozen names)."""
-    return part_colour(name), esc(name)
-
-
 def composition_svg(c: Composition, width: int = 960, height: int = 34, css: str = "chart") -> str:
     """The request as one bar: a segment per category (of the estimate), then the free context window."""
     return bar_svg([(p.name, p.tokens) for p in c.parts], c.window, c.estimate, c.scale, width, height, css)
-
-
-def bar_svg(
-    figures: Iterable[tuple[str, int]],
-    window: int | None,
-    estimate: int,
-    scale: float,
-    width: int = 960,
-    height: int = 34,
-    css: str = "chart",
-) -> str:
-    """composition_svg's bar from each category's (name, tokens) in order, the window, the estimate and the scale."""
-    span = max(window or 0, estimate, 1)
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="Composition" viewBox="0 0 {width} {height}" '
-        f'width="100%" class="{css}" preserveAspectRatio="none"><rect x="0.5" y="0.5" width="{width - 1}" '
-        f'height="{height - 1}" class="frame"/>'
-    ]
-    x = 1.0
-    for name, tokens in figures:
-        if tokens <= 0:
-            continue
-        w = (width - 2) * tokens * scale / span
-        colour, shown = _painted(name)
-        parts.append(
-            f'<rect x="{x:.2f}" y="1" width="{w:.2f}" height="{height - 2}" fill="{colour}">'
-            f"<title>{shown}: {tokens:,} tokens</title></rect>"
-        )
-        x += w
-    parts.append("</svg>")
-    return "".join(parts)
 
 
 # -- tables ------------------------------------------------------------------------------------------------

@@ -277,7 +277,7 @@ WITH_CHILDREN = "claude_code/tmp-private/4c2ddfdc-b619-4525-8d03-1950fb1b0257.js
 def test_the_composition_bar_has_a_legend_and_the_category_table_swatches_in_the_bars_colours(corpus_dev):
     import re
 
-    from foldscope.core.readout.report import part_colour
+    from foldscope.core.readout.report_html import part_colour
 
     data = gather(load_session(corpus_dev / "claude_code" / "session-196820da.jsonl"), Policy())
     body = next(s.body for s in data.sections if s.title == "What is eating the context")
