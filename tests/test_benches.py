@@ -163,6 +163,11 @@ SMOKES = (
         (r"session: \d+ requests, \d+ compactions", r"round 1: before [\d.]+ s CPU, this [\d.]+ s CPU", r"this / before: "),
     ),
     Smoke(
+        "bench_report_sections.py",
+        ("{file}", "--before", "{before}", "--rounds", "1", "--inner", "1"),
+        (r"round 1 before: hear [\d.]+ s, rows [\d.]+ s, segments [\d.]+ s", r"rows: before [\d.]+ s, this [\d.]+ s, this / before [\d.]+"),
+    ),
+    Smoke(
         "bench_instructions.py",
         ("--size", "50"),
         (r"bench_instructions: valgrind is not installed .*; nothing measured",),
