@@ -346,14 +346,8 @@ def _categories(parts: Parts, totals: dict[str, list[int]], thinking: int, head_
     """The categories in the bar's order, each with its note: the head, the unseen head's parts, the messages' kinds,
     thinking (kept by the file, not sent), the results by tool (largest first), notes, copies, framing. Each name's note
     is worked out only when the name is shown (the report composes every request of a session)."""
-    unseen: list[str] = []
-    results: list[str] = []
-    for n in totals:
-        if n.startswith(_RESULTS_OF):
-            results.append(n)
-        elif n == UNSEEN or n == NOT_SPLIT or n.startswith(_UNSEEN_OF):
-            unseen.append(n)
-    results.sort(key=lambda n: -totals[n][0])
+    unseen, _, results, _ = _kinds(tuple(totals))
+    results = sorted(results, key=lambda n: -totals[n][0])
     categories: list[Category] = []
     head = totals.get(HEAD)
     if head is not None and head[0]:
