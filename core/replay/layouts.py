@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from itertools import compress, count, islice
@@ -223,11 +222,10 @@ class Layouts:
                 ends.append(estimate(total, scale))
                 head_key = self._key(m, 0, head)
                 keys.append(head_key)
-        ceil = math.ceil
         for i, part in enumerate(parts, keep or 1):
             total += part.tokens
             totals.append(total)
-            ends.append(ceil(round(total * scale, 6)))  # estimate(total, scale), without the call: one a block
+            ends.append(estimate(total, scale))
             message = part.message
             assert message is not None  # only the head (part 0) may have no message
             key = message.id  # _key's, without the call: a message's block is keyed by its id

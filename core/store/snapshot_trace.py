@@ -11,6 +11,7 @@ from foldscope.core.model.views import SharedView
 
 _REQUEST_FIELDS = tuple(f.name for f in dataclasses.fields(Request))
 _USAGE_FIELDS = tuple(f.name for f in dataclasses.fields(Usage))
+_NO_USAGE = (None, *(0,) * (len(_USAGE_FIELDS) - 1))  # a request with no usage: as wide as a usage's figures, None first
 
 
 class Trace:
@@ -45,7 +46,7 @@ class Trace:
                 lengths.append(-1)
         usages: list[int | None] = []
         for usage in map(_USAGE, trace):
-            usages.extend((None, 0, 0, 0, 0) if usage is None else map(usage.__getattribute__, _USAGE_FIELDS))
+            usages.extend(_NO_USAGE if usage is None else map(usage.__getattribute__, _USAGE_FIELDS))
         columns = [
             views if name == "view" else usages if name == "usage" else [getattr(r, name) for r in trace] for name in _REQUEST_FIELDS
         ]
