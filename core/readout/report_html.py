@@ -56,18 +56,30 @@ def _visible(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-# Printable ASCII, tab and newline: an ASCII text of these alone holds no control to show (esc).
-_PLAIN_ASCII = bytes(range(0x20, 0x7F)) + b"\t\n"
+# Printable ASCII, tab and newline, but for the five characters html.escape writes as entities: what an ASCII text
+# holds beyond these (one byte translation, no copy of the text where none) says which of the five to replace and
+# whether a control is there to show (esc).
+_PLAIN_ASCII = bytes(c for c in range(0x20, 0x7F) if chr(c) not in "&<>\"'") + b"\t\n"
+# html.escape's entities, in its order (the ampersand first), each with its character's byte
+_ENTITIES = tuple((ord(c), c, entity) for c, entity in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;"), ("'", "&#x27;")))
+_MARKUP = frozenset(b"&<>\"'")
 
 
 def esc(value: Any) -> str:
     """Session text (or any value) as HTML text: every markup character escaped, quotes included, and every
     control character but tab and newline written as its escape (ESC as \\x1b), never raw into the page."""
-    text = html.escape(str(value), quote=True)
-    # Most texts are ASCII with no control: so told by a byte translation at about half the pattern's cost
-    if text.isascii() and not text.encode("ascii").translate(None, _PLAIN_ASCII):
-        return text
-    return _CONTROLS.sub(_visible, text)
+    text = str(value)
+    if text.isascii():
+        # Most texts are ASCII: the characters outside the plain ones are found in one byte translation, so only
+        # the entities a text needs are replaced (html.escape's five passes, each over the whole text, otherwise)
+        rest = text.encode("ascii").translate(None, _PLAIN_ASCII)
+        if not rest:
+            return text
+        for byte, char, entity in _ENTITIES:
+            if byte in rest:
+                text = text.replace(char, entity)
+        return text if _MARKUP.issuperset(rest) else _CONTROLS.sub(_visible, text)
+    return _CONTROLS.sub(_visible, html.escape(text, quote=True))
 
 
 def num(value: int | float | None) -> str:

@@ -44,10 +44,27 @@ def _text_block(text: str) -> str:
     return f"<pre>{esc(shown)}</pre>{more}"
 
 
+# A message's time of day, as the text its line shows, by minute of the day and by second: made once, not a message
+# at a time (figures and colons: nothing to escape).
+_MINUTES = tuple(f" <span class=at>{h:02d}:{m:02d}:" for h in range(24) for m in range(60))
+_SECONDS = tuple(f"{s:02d}</span>" for s in range(60))
+# Up to here (year 9892) the time of day is read from the timestamp's seconds; past it, and for a value that is not a
+# plain number, datetime reads it (and refuses what it cannot show).
+_SECONDS_TO_DAY = 2.5e11
+
+
 def _when(at: float | None) -> str:
     if at is None:
         return ""
-    t = datetime.fromtimestamp(at, UTC)  # strftime("%H:%M:%S") as figures: digits and colons need no escaping
+    if type(at) in (float, int) and 0 <= at < _SECONDS_TO_DAY:
+        # as datetime.fromtimestamp reads it, without making one a message: rounded to the microsecond, half to even,
+        # so a time less than half a microsecond before a second (or half, exactly: 1,000,000 is even) is that second
+        second = int(at)
+        if (at - second) * 1e6 >= 999_999.5:
+            second += 1
+        minute, second = divmod(second % 86400, 60)
+        return _MINUTES[minute] + _SECONDS[second]
+    t = datetime.fromtimestamp(at, UTC)
     return f" <span class=at>{t.hour:02d}:{t.minute:02d}:{t.second:02d}</span>"
 
 

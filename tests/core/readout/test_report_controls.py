@@ -40,3 +40,38 @@ def test_every_ascii_control_but_tab_and_newline_is_escaped_in_an_ascii_text_and
             assert RAW.findall(shown) == [] and "\\x" not in shown, code
         else:
             assert shown == f"a\\x{code:02x}b", code
+
+
+def test_esc_writes_every_markup_character_as_html_escape_does_and_every_control_as_its_escape_in_any_text():
+    import html
+    import random
+
+    from foldscope.core.readout.report_html import _CONTROLS, _visible, esc
+
+    # Each markup character, quote, control, a bidirectional override and text outside ASCII, alone and mixed: the
+    # ASCII texts are read by one byte translation (which entities to write, whether a control is there), the others
+    # by html.escape, and both must give html.escape's text with each control shown as its escape.
+    alphabet = [chr(c) for c in range(0xA0)] + ["é", "中", "\u202e", "\u2066", "😀"]
+    rnd = random.Random(48)
+    texts = ["", "plain", "a&b", "<script>alert('x')</script>", 'say "hi"', "&amp;", "tab\tnew\nline", CONTROLLED]
+    texts += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 16))) for _ in range(20000)]
+    for text in texts:
+        assert esc(text) == _CONTROLS.sub(_visible, html.escape(text, quote=True)), repr(text)
+    assert esc("<&>\"'") == "&lt;&amp;&gt;&quot;&#x27;" and esc("a\x1b&") == "a\\x1b&amp;"
+
+
+def test_a_messages_time_of_day_is_datetimes_rounded_to_the_microsecond_half_to_even():
+    from datetime import UTC, datetime
+
+    from foldscope.core.readout.report_transcript import _when
+
+    def datetimes(at: float) -> str:
+        t = datetime.fromtimestamp(at, UTC)
+        return f" <span class=at>{t.hour:02d}:{t.minute:02d}:{t.second:02d}</span>"
+
+    # 0.5 us before a second is that second (1,000,000 even), a hair less is not; the day's last second; an int
+    edges = [0.0, 59.9999995, 59.99999949999, 86399.9999996, 1767000026.701, 1764979199.9999995, 1764979199.9999994, 1767000026]
+    for at in edges + [k * 7919.123457 + 0.9999995 for k in range(20000)]:
+        assert _when(at) == datetimes(at), at
+    assert _when(59.9999995) == " <span class=at>00:01:00</span>" and _when(None) == ""
+    assert _when(-1.5) == datetimes(-1.5)  # before 1970: datetime's own reading
