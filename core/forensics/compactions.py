@@ -453,7 +453,8 @@ def compaction_report(
     found = find_compactions(session) if found is None else list(found)
     if cache is None:
         return _counted_first(session, policy, counter, literals, found)
-    checks = literals.collect([(k, note.id) for k, note in found]) if literals is not None else None
+    keys = [(k, note.id) for k, note in found]
+    ahead = literals.of(keys) if literals is not None else None  # collected last: a child behind gets this report's time
     events = _events_by_note(session)
     summarisers = [c for c in children(session) if c.summariser] if found else []
     used: set[str] = set()
@@ -470,7 +471,7 @@ def compaction_report(
         kind = "compaction" if note.metadata.get("compaction") else "fold"
         source = str(event.get("source") or ("foldscope" if kind == "fold" else session.format))
         before, after, sizes_from = _sizes(event, prev, this, measured[k - 1].count_with_head, measured[k].count_with_head)
-        dropped = literals.spans[n].dropped if checks is not None and literals is not None else dropped_by(session, k)
+        dropped = ahead.spans[n].dropped if ahead is not None else dropped_by(session, k)
         end = found[n + 1][0] if n + 1 < len(found) else len(trace)
         summariser_usd, why = _summariser(kind, source, note, summarisers, used)
         row = cache.rows[k]
@@ -487,7 +488,7 @@ def compaction_report(
             summariser_usd,
             why,
             dropped_facts(dropped, cache.tokens, key_of),
-            checks[n] if checks is not None else check((literal_text(m) for m in dropped), note.text),
+            LiteralCheck() if ahead is not None else check((literal_text(m) for m in dropped), note.text),  # collected below
             refetched(session, k, end, dropped, cache.tokens, key_of),
             rewrite_tokens,
             None if costs is None else costs.get("rewrite", 0.0),
@@ -514,6 +515,8 @@ def compaction_report(
                 + ("" if summariser_usd is not None else "; the summariser modelled as a read of the view before and the summary as output")
             )
         out.append(c)
+    for c, checked in zip(out, (ahead.collect(keys) or ()) if ahead is not None else (), strict=ahead is not None):
+        c.literals = checked
     return CompactionReport(session, cache, out, _unsent(session, found, events, policy, counter, cache))
 
 

@@ -235,6 +235,14 @@ class LiteralChecks:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def of(self, keys: Sequence[tuple[int, str]]) -> LiteralChecks | None:
+        """These checks, to collect later, where they are of the compactions `keys` names ((request, note id) each);
+        else None, and they are stopped (the caller makes its own)."""
+        if list(keys) == self.keys:
+            return self
+        self.stop()
+        return None
+
     def collect(self, keys: Sequence[tuple[int, str]] | None = None) -> list[LiteralCheck] | None:
         """Each compaction's check, in order: the child's where it has written it, else made here, from the last back
         until the child's are met, so this never waits for the child. `keys`: (request, note id) of the compactions

@@ -358,3 +358,30 @@ def test_compactions_and_the_report_ask_for_the_counting_child_before_their_fork
     events.clear()
     write_report(load_session(path), tmp_path / "r.html")
     assert events[:2] == [("asked", str(path)), "fork"]
+
+
+def test_the_compaction_report_collects_its_checks_after_working_out_everything_else(generated, monkeypatch):
+    """A child that fell behind gets the report's own work (fetched again, what left, payback) to catch up in, where
+    the parent would otherwise make its checks at once; the report is the one made in-line."""
+    from foldscope.core.forensics import compactions
+    from foldscope.core.forensics.cache_report import counted_cache_report
+
+    happened: list[str] = []
+    real_refetched, real_collect = compactions.refetched, LiteralChecks.collect
+
+    def refetched(*args, **kwargs):
+        happened.append("refetched")
+        return real_refetched(*args, **kwargs)
+
+    def collect(self, keys=None):
+        happened.append("collect")
+        return real_collect(self, keys)
+
+    monkeypatch.setattr(compactions, "refetched", refetched)
+    monkeypatch.setattr(LiteralChecks, "collect", collect)
+    cache = counted_cache_report(generated)
+    with literal_checks(generated, fork=False) as checks:
+        got = compaction_report(generated, cache=cache, literals=checks).as_dict()
+    assert happened == ["refetched"] * len(find_compactions(generated)) + ["collect"]
+    assert checks.made_here == len(find_compactions(generated))
+    assert got == compaction_report(generated, cache=cache).as_dict()
