@@ -1,13 +1,15 @@
 """The report's own work beside the count, an older checkout's against this one's, alternated by CPU (issue 48).
 
-`report` does three things a request or a message at a time that `requests` does not: it hears each request's bar as
+`report` does four things a request or a message at a time that `requests` does not: it hears each request's bar as
 the trace is counted (core.readout.report_bars.RequestBars.hear), draws the every-request table's rows and writes the
-conversation's segments (core.readout.report_transcript), the last two in forked children that fall behind on a busy
-machine, the parent making the rest. This reads FILE and gathers the report once in a process of each tree (`git
-archive` of a commit unpacked into DIR/foldscope: pass DIR/foldscope as --before), then times each step alone by CPU
+conversation's segments (core.readout.report_transcript), the two in forked children that fall behind on a busy
+machine, the parent making the rest, and makes the cost sections (core.readout.report_cost: the cache report's
+attribution and prices, the compaction report's own work, the literal checks collected as made). This reads FILE and
+gathers the report once in a process of each tree (`git archive` of a commit unpacked into DIR/foldscope: pass
+DIR/foldscope as --before), then times each step alone by CPU
 (time.process_time, the least of --inner): the bars heard again from the measurements the count made, every row,
-every segment. The processes alternate, --rounds of each; the rows and segments of both must be the same text, or
-it stops. Prints each round, the least of each step and the ratio this / before.
+every segment, the cost sections. The processes alternate, --rounds of each; the rows, segments and cost sections of
+both must be the same text, or it stops. Prints each round, the least of each step and the ratio this / before.
 
     .venv/bin/python bench/bench_report_sections.py FILE --before DIR/foldscope [--rounds 2] [--inner 3]
 """
@@ -23,14 +25,14 @@ import sys
 import time
 from pathlib import Path
 
-STEPS = ("hear", "rows", "segments")
+STEPS = ("hear", "rows", "segments", "cost")
 
 
 def one(file: str, inner: int) -> dict:
     """This process's tree (whichever foldscope is imported): each step's least CPU and its output's digest."""
     from foldscope.core.cli.main import build_parser
     from foldscope.core.cli.options import measure_for, policy_choice, read_session
-    from foldscope.core.readout import report, report_bars, report_transcript
+    from foldscope.core.readout import report, report_bars, report_cost, report_transcript
 
     session = read_session(file)
     measure = measure_for(session, policy_choice(build_parser().parse_args(["report", file, "-o", os.devnull])), threads=None)
@@ -41,11 +43,22 @@ def one(file: str, inner: int) -> dict:
         heard.append(m)
         hear(self, m)
 
+    from foldscope.core.forensics.literals_ahead import LiteralChecks
+
+    collect, collected = LiteralChecks.collect, []
+
+    def keeping(self, keys=None):  # the checks as the report collected them, for the cost step below
+        got = collect(self, keys)
+        collected.append(got)
+        return got
+
     report_bars.RequestBars.hear = kept  # type: ignore[method-assign]
+    LiteralChecks.collect = keeping  # type: ignore[method-assign]
     try:
         data = report.gather(session, measure=measure)
     finally:
         report_bars.RequestBars.hear = hear  # type: ignore[method-assign]
+        LiteralChecks.collect = collect  # type: ignore[method-assign]
     window = data.composition.window if data.composition else None
     largest = getattr(report, "largest_of", None) or report.largest_part  # type: ignore[attr-defined]
     segments = report_transcript.conversation_segments(session)
@@ -65,8 +78,23 @@ def one(file: str, inner: int) -> dict:
         view = set(session.view)
         return "".join(report_transcript.segment_text(session, view, a, b) for a, b, _ in segments)
 
+    # The cost sections as the parent makes them once the checks are in (the checks themselves: bench_literals): the
+    # cache report's attribution and prices, the compaction report's own work (what left, fetched again, payback).
+    checked = next((c for c in collected if c is not None), None)
+
+    class Collected:  # the checks made, as a child that made every one gives them
+        spans, keys = getattr(data.literals, "spans", []), getattr(data.literals, "keys", [])
+
+        def collect(self, keys=None):
+            return checked
+
+    data.literals = Collected() if checked is not None else None
+
+    def cost() -> str:
+        return "".join(s.title + s.body for s in report_cost.cost_sections(data))
+
     out: dict = {}
-    for name, step in zip(STEPS, (bars, rows, texts)):
+    for name, step in zip(STEPS, (bars, rows, texts, cost)):
         best = None
         for _ in range(inner):
             start = time.process_time()
@@ -110,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"round {r} {side}: " + ", ".join(f"{s} {figures[s]:.3f} s" for s in STEPS) + f" (load {figures['load']:.1f})", flush=True
             )
-    for s in ("rows", "segments"):
+    for s in ("rows", "segments", "cost"):
         digests = {f[s + "_sha"] for side in got.values() for f in side}
         if len(digests) != 1:
             print(f"{s}: the two trees' texts differ", file=sys.stderr)
