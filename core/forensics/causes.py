@@ -126,7 +126,8 @@ def miss_reason_of(request: Request) -> str | None:
 
 
 def _same_model(a: str | None, b: str | None) -> bool:
-    return a is None or b is None or normalise(a) == normalise(b)
+    # one name twice (nearly every request after the first) is the same model without reading it twice
+    return a is None or b is None or a == b or normalise(a) == normalise(b)
 
 
 def _position(measured: Measured, usage: Usage) -> int | None:
@@ -247,7 +248,8 @@ def _attributed(request: Request, m: Measured, last: Request, gap: float | None,
     a = max(start, cached)
     if end > a:
         spans.append(Span("append", a, end))
-    has_rewrite = any(s.cause == "rewrite" for s in spans)
+    causes = [s.cause for s in spans]  # up to four spans: a list asked twice, where a generator each time cost more
+    has_rewrite = "rewrite" in causes
     return RequestCauses(
         request.index,
         u,
@@ -257,7 +259,7 @@ def _attributed(request: Request, m: Measured, last: Request, gap: float | None,
         cached,
         tuple(_merged(spans)),
         rewrite if has_rewrite else None,
-        reason if any(s.cause == "provider" for s in spans) else None,
+        reason if "provider" in causes else None,
         one_hour_end,
     )
 
