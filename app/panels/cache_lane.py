@@ -3,7 +3,9 @@ lifetimes, each request's cache write coloured by cause, and a legend (facts fro
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from foldscope.app.panels.cost import WRITE_CAUSES, part_colour
@@ -48,17 +50,36 @@ def band_colour(band: str) -> QColor:
     return QColor("#b03a2e" if not is_dark() else "#ff6f61")
 
 
+# One shape of the lane's: ("gap", request, seconds, band, bar) or ("write", request, cause, tokens, segment).
+Shape = tuple[str, int, float | str, str | int, QRectF]
+
+
+def _no_shapes() -> Iterator[Shape]:
+    return iter(())
+
+
 @dataclass
 class Drawn:
-    """What the lane last painted, for tests and tooltips: each gap bar, each cause segment, the lines, the legend."""
+    """What the lane last painted, for tests and tooltips: each gap bar, each cause segment, the lines, the legend.
+    The bars and segments are laid out again when asked for (`shapes`: the paint's own layout of the rows it drew),
+    not kept a shape a request: 2.8 MiB at 50,000 messages, made as the counted document was painted."""
 
-    gaps: list[tuple[int, float, str, QRectF]] = field(default_factory=list)  # (request, seconds, band, bar)
-    writes: list[tuple[int, str, int, QRectF]] = field(default_factory=list)  # (request, cause, tokens, segment)
+    shapes: Callable[[], Iterator[Shape]] = _no_shapes
     lines: list[tuple[str, float]] = field(default_factory=list)  # ("5 min" | "1 h", y)
     legend: list[tuple[str, QColor, QRectF]] = field(default_factory=list)  # (words, colour, square)
     left_off: int = 0  # the legend's items a narrow lane had no room for (its line says so)
     idle: QRectF = field(default_factory=QRectF)
     written: QRectF = field(default_factory=QRectF)
+
+    @property
+    def gaps(self) -> list[tuple[int, float, str, QRectF]]:
+        """Each gap bar drawn: (request, seconds, band, bar)."""
+        return [(k, seconds, band, bar) for kind, k, seconds, band, bar in self.shapes() if kind == "gap"]  # type: ignore[misc]
+
+    @property
+    def writes(self) -> list[tuple[int, str, int, QRectF]]:
+        """Each cause segment drawn: (request, cause, tokens, segment)."""
+        return [(k, cause, n, segment) for kind, k, cause, n, segment in self.shapes() if kind == "write"]  # type: ignore[misc]
 
 
 def idle_y(seconds: float, rect: QRectF) -> float:
@@ -71,12 +92,26 @@ class CacheLane:
     """Paints the lane for the rows it holds; `slot_rect(k)` gives the x extent of request k on the timeline."""
 
     def __init__(self) -> None:
-        self.rows: list[LaneRow] = []
+        self.rows: Sequence[LaneRow] = []  # replaced, never changed in place (a LaneRows reads a cache report's)
         self.drawn = Drawn()
+        self._facts: tuple[Sequence[LaneRow], bool, bool, int] | None = None  # (rows, shown, implicit, most written)
+
+    def _rows_facts(self) -> tuple[bool, bool, int]:
+        """Whether there is anything to draw, whether any row is an implicit cache's, the most any wrote: one pass
+        over the rows they hold, kept until they are replaced."""
+        rows = self.rows
+        if self._facts is None or self._facts[0] is not rows:
+            shown, implicit, most = False, False, 0
+            for r in rows:
+                shown = shown or r.gap_s is not None or bool(r.written)
+                implicit = implicit or r.implicit
+                most = max(most, r.written)
+            self._facts = (rows, shown, implicit, most)
+        return self._facts[1:]
 
     def shown(self) -> bool:
         """Whether there is anything to draw: a timestamp or a reported cache write."""
-        return any(r.gap_s is not None or r.written for r in self.rows)
+        return self._rows_facts()[0]
 
     def paint(
         self,
@@ -102,40 +137,19 @@ class CacheLane:
         painter.setPen(muted)
         flags = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
         painter.drawText(QRectF(0, idle.top(), label_width - 6, idle.height()), flags, "idle")
-        implicit = any(r.implicit for r in self.rows)  # a cache read, never billed as a write: its short reads
+        _, implicit, most = self._rows_facts()  # implicit: a cache read, never billed as a write: its short reads
         painter.drawText(QRectF(0, written.top(), label_width - 6, written.height()), flags, "short" if implicit else "writes")
         painter.fillRect(idle, QColor(127, 127, 127, 18))
         painter.fillRect(written, QColor(127, 127, 127, 18))
-        most = max((r.written for r in self.rows), default=0)
         # Each colour made once a paint, not once a request (the theme cannot change during a paint).
         bands = {band: band_colour(band) for band in BANDS}
         causes = {cause: part_colour(cause) for cause in WRITE_CAUSES}
-        start, slot = slots
-        pad = max(slot * 0.15, 0.5)
-        width = max(slot - 2 * pad, 1.0)
-        idle_bottom = idle.bottom()
-        for row in self.rows:
-            inner_left = start + row.index * slot + pad
-            if inner_left < left or inner_left + width > right + 0.5:  # out of the zoomed timeline's view
-                continue
-            if row.gap_s is not None and row.band is not None:
-                y = idle_y(row.gap_s, idle)
-                bar = QRectF(inner_left, y, width, max(idle_bottom - y, 1.0))
-                painter.fillRect(bar, bands.get(row.band) or band_colour(row.band))
-                drawn.gaps.append((row.index, row.gap_s, row.band, bar))
-            if row.written and most:
-                # The height grows as the square root of what was written, so a small append still shows beside
-                # the first write; the segments split it by cause.
-                y, total = written.bottom(), written.height() * math.sqrt(row.written / most)
-                for cause in WRITE_CAUSES:
-                    n = row.causes.get(cause, 0)
-                    if not n:
-                        continue
-                    h = total * n / row.written
-                    segment = QRectF(inner_left, y - h, width, h)
-                    painter.fillRect(segment, causes[cause])
-                    drawn.writes.append((row.index, cause, n, segment))
-                    y -= h
+        drawn.shapes = shapes = functools.partial(_shapes, self.rows, most, slots, left, right, idle, written)
+        for kind, _, cause, band, rect in shapes():  # a gap's band, a segment's cause
+            if kind == "gap":
+                painter.fillRect(rect, bands.get(band) or band_colour(band))  # type: ignore[arg-type]
+            else:
+                painter.fillRect(rect, causes[cause])  # type: ignore[index]
         # The lifetimes across the idle row, labelled at its right end.
         for seconds, label in zip(GAP_MARKS, ("5 min", "1 h")):
             y = idle_y(seconds, idle)
@@ -178,3 +192,33 @@ class CacheLane:
 
     def row_at(self, index: int) -> LaneRow | None:
         return self.rows[index] if 0 <= index < len(self.rows) and self.rows[index].index == index else None
+
+
+def _shapes(
+    rows: Sequence[LaneRow], most: int, slots: tuple[float, float], left: float, right: float, idle: QRectF, written: QRectF
+) -> Iterator[Shape]:
+    """The lane's bars and segments in the order they are painted: each row's gap bar on the idle row, then its
+    write's segments by cause, bottom up (`most`: the most any row wrote; `slots`: where the timeline's slot 0
+    starts and how wide each slot is)."""
+    start, slot = slots
+    pad = max(slot * 0.15, 0.5)
+    width = max(slot - 2 * pad, 1.0)
+    idle_bottom = idle.bottom()
+    for row in rows:
+        inner_left = start + row.index * slot + pad
+        if inner_left < left or inner_left + width > right + 0.5:  # out of the zoomed timeline's view
+            continue
+        if row.gap_s is not None and row.band is not None:
+            y = idle_y(row.gap_s, idle)
+            yield ("gap", row.index, row.gap_s, row.band, QRectF(inner_left, y, width, max(idle_bottom - y, 1.0)))
+        if row.written and most:
+            # The height grows as the square root of what was written, so a small append still shows beside
+            # the first write; the segments split it by cause.
+            y, total = written.bottom(), written.height() * math.sqrt(row.written / most)
+            for cause in WRITE_CAUSES:
+                n = row.causes.get(cause, 0)
+                if not n:
+                    continue
+                h = total * n / row.written
+                yield ("write", row.index, cause, n, QRectF(inner_left, y - h, width, h))
+                y -= h

@@ -107,7 +107,7 @@ class PaintedTimeline(CountingTimeline):
             is_dark(),
             text.rgba(),
             self.font().key(),
-            tuple(self.lane.rows),
+            self.lane.rows,  # replaced, never changed in place: the same object is the same rows
             self.lane.shown(),
             self.zoom.key(),
         )  # the cache lane is drawn in it too
