@@ -19,6 +19,7 @@ import io
 import marshal
 import os
 import pickle
+from collections.abc import Mapping
 from typing import Any
 
 from foldscope.core.model.errors import LibraryError
@@ -63,7 +64,7 @@ class StoreChild:
         os.close(up_w)
         return cls(pid, down_w, up_r)
 
-    def finish(self, memo: tuple[dict, ...], session: Session, read: tuple | None = None) -> int | None:
+    def finish(self, memo: tuple[Mapping, ...], session: Session, read: tuple | None = None) -> int | None:
         """Send the counter's memo (with `read`, what this process read: read_stamp's), wait for the commit, and reap
         the child: the session's library id, or None when the child failed other than the library refusing, or read
         otherwise (the caller then stores it itself). LibraryError as the library said it."""
@@ -134,7 +135,7 @@ class _FromPlace(pickle.Unpickler):
         return object()  # no message of the record: dump_memo leaves the key out
 
 
-def _by_place(memo: tuple[dict, ...], record: Any) -> bytes:
+def _by_place(memo: tuple[Mapping, ...], record: Any) -> bytes:
     out = io.BytesIO()
     _ByPlace(out, record).dump(memo)
     return out.getvalue()

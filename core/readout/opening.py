@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
@@ -365,7 +365,7 @@ class StoreCopy:
 
     session: Session
     tokens: list[int]
-    memo: tuple[dict, ...] | bytes  # Counter.memo(), or its bytes as the library keeps them (pickled)
+    memo: tuple[Mapping, ...] | bytes  # Counter.memo(), or its bytes as the library keeps them (pickled)
 
     def pickled(self) -> StoreCopy:
         """This copy with its memo pickled over its record (snapshot.dump_memo: 0.6 MB at 50,000 messages)."""
@@ -402,7 +402,7 @@ def keep_snapshot(
     session: Session,
     path: str,
     sample: str | None,
-    memo: tuple[dict, ...] | bytes,
+    memo: tuple[Mapping, ...] | bytes,
     data: bytes | BinaryIO | None,
 ) -> None:
     """Keep the session as read (`data`) and what its count counted (the counter's memo), so the next open reads
@@ -413,7 +413,9 @@ def keep_snapshot(
         library.keep_snapshot(library_id, session, path, sample, memo=memo, data=data)
 
 
-def keep_counts(db: str | None, library_id: int, path: str, sample: str | None, session: Session, memo: tuple[dict, ...] | bytes) -> None:
+def keep_counts(
+    db: str | None, library_id: int, path: str, sample: str | None, session: Session, memo: tuple[Mapping, ...] | bytes
+) -> None:
     from foldscope.core.store.library import Library
 
     with Library(db) as library:

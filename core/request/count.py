@@ -15,7 +15,7 @@ the sum equals counting the whole text over random views and edits.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -558,12 +558,13 @@ class Counter(Tokenising):
             if n is not None:
                 self._texts.setdefault(text_digest(text), n)
 
-    def memo(self) -> tuple[dict, dict, dict, dict]:
-        """What this counter has counted: each block body's tokens by its memo key, each glue's and each head's by
-        its text, each plain text's by its SHA-256 (copies). A library keeps them (core.store.snapshot) so a
-        reopened session is not counted again."""
-        bodies = {(full_key(key), pk): n for pk, memo in self._bodies.items() for key, n in memo.items()}
-        bodies.update(self._other)
+    def memo(self) -> tuple[Mapping, dict, dict, dict]:
+        """What this counter has counted: each block body's tokens by (block_key, policy key) (BodiesMemo), each
+        glue's and each head's by its text, each plain text's by its SHA-256 (copies). A library keeps them
+        (core.store.snapshot) so a reopened session is not counted again."""
+        from foldscope.core.request.count_memo import BodiesMemo
+
+        bodies = BodiesMemo({pk: dict(memo) for pk, memo in self._bodies.items()}, dict(self._other))
         return bodies, dict(self._glue), dict(self._heads), dict(self._texts)
 
     def seed(self, bodies: dict, glue: dict, heads: dict, texts: dict | None = None) -> None:

@@ -6,7 +6,7 @@ import contextlib
 import json
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -307,7 +307,7 @@ class Library:
         session: Session,
         path: str | Path,
         sample: str | None = None,
-        memo: tuple[dict, ...] | bytes | None = None,
+        memo: tuple[Mapping, ...] | bytes | None = None,
         data: bytes | BinaryIO | None = None,
     ) -> None:
         """Keep what `session` (read from `path`, stored as `session_id`) needs to be rebuilt without reading the
@@ -340,7 +340,7 @@ class Library:
                 snapshot.fill(blob, data)
 
     @guarded
-    def keep_memo(self, session_id: int, path: str | Path, sample: str | None, record: Any, memo: tuple[dict, ...] | bytes) -> bool:
+    def keep_memo(self, session_id: int, path: str | Path, sample: str | None, record: Any, memo: tuple[Mapping, ...] | bytes) -> bool:
         """Replace the counter's memo kept with this path's snapshot (what a later count added); False when none."""
         from foldscope.core.store import snapshot
 

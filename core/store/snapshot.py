@@ -500,7 +500,7 @@ def _plain_key(value: Any, record: FullRecord) -> bool:
     return value is None or type(value) in (str, int, float, bool)
 
 
-def dump_memo(memo: tuple[dict, ...], record: FullRecord) -> bytes:
+def dump_memo(memo: tuple[Mapping, ...], record: FullRecord) -> bytes:
     """A counter's memo (bodies, glue, heads, texts: Counter.memo()) with each message named by its index in `record`, pickled and
     compressed; a key naming anything else (a message outside the record) is left out, to be counted when met.
 
@@ -528,7 +528,7 @@ def dump_memo(memo: tuple[dict, ...], record: FullRecord) -> bytes:
     return out.getvalue()
 
 
-def memo_bytes(memo: tuple[dict, ...] | bytes, record: FullRecord) -> bytes:
+def memo_bytes(memo: tuple[Mapping, ...] | bytes, record: FullRecord) -> bytes:
     """A counter's memo as the library keeps it: dumped now over `record`, or as dump_memo gave it already."""
     return memo if isinstance(memo, bytes) else dump_memo(memo, record)
 
