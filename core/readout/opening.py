@@ -139,7 +139,13 @@ def build_document(
     # panel give), sized as the trace's last request is measured: nearly every block is counted by then, and the few
     # no request carried are counted by the child counting ahead, before it stops.
     sized: list[RecordSizes] = []
-    facts = measure_requests(session, counter, report, policy, on_count, cache_pass=True, at_last=lambda m: sized.append(record_sizes(m)))
+
+    def size_record(measure) -> None:
+        release_freed()  # what the measure has freed, given back before the full record's layout comes on top
+        sized.append(record_sizes(measure))
+        release_freed()  # and that layout's, before the requests' facts
+
+    facts = measure_requests(session, counter, report, policy, on_count, cache_pass=True, at_last=size_record)
     if chars is None or len(chars) != total:  # else each message's characters as the first document found them
         chars = [len(m.text) for m in record]
     assert facts.measure is not None

@@ -415,20 +415,31 @@ def test_a_landed_load_freezes_its_session_and_lets_the_one_before_go(qtbot, win
 
 
 def test_the_load_gives_its_freed_memory_back_while_the_window_paints_and_before_the_snapshots_pickling(qtbot, window, monkeypatch):
-    # glibc keeps what a thread frees, counted in the window's memory: the count's and the cache's temporaries while
-    # the window paints the counted document, the paint's own once painted, the memo's copy before the snapshot's pickling.
+    # glibc keeps what a thread frees, counted in the window's memory: the measure's temporaries before the full
+    # record's layout sizes the messages (at 50k the measure's end was the window's peak, 15 MiB of them held), that
+    # layout's after it, the count's and the cache's temporaries while the window paints the counted document, the
+    # paint's own once painted, the memo's copy before the snapshot's pickling.
     from foldscope.core.store import snapshot
 
     moments: list[str] = []
     monkeypatch.setattr(opening_module, "_malloc_trim", lambda: lambda pad: moments.append("given back") or 0)
-    for module, name in ((loading_module, "document_cache"), (snapshot, "dump_session_to"), (opening_module, "import_into_library")):
+    named = (
+        (opening_module, "record_sizes"),
+        (loading_module, "document_cache"),
+        (snapshot, "dump_session_to"),
+        (opening_module, "import_into_library"),
+    )
+    for module, name in named:
         real = getattr(module, name)
         monkeypatch.setattr(module, name, lambda *args, _real=real, _name=name, **kwargs: moments.append(_name) or _real(*args, **kwargs))
     window.show()
     with qtbot.waitSignal(window.document_loaded, timeout=60_000):
         window.open_path(demo_path())
-    cache, dump, imported = (moments.index(name) for name in ("document_cache", "dump_session_to", "import_into_library"))
-    assert moments[:cache].count("given back") == 1  # after the count
+    sizes, cache, dump, imported = (
+        moments.index(name) for name in ("record_sizes", "document_cache", "dump_session_to", "import_into_library")
+    )
+    assert moments[:sizes] == ["given back"] and moments[sizes : sizes + 2] == ["record_sizes", "given back"]  # around the sizing
+    assert moments[sizes + 2 : cache] == ["given back"]  # after the count
     # while the window paints; once it has (its paint's); the memo pickled
     assert moments[cache:dump] == ["document_cache", "given back", "given back", "given back"]
     assert moments[dump:imported] == ["dump_session_to", "given back"]
