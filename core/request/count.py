@@ -341,7 +341,8 @@ class Counter(Tokenising):
             new[head_key] = head_text
         lengths = self.lengths.setdefault(pk, {}) if self.lengths is not None else None
         rate = self.unseen_rate
-        todo = [(key, spec) for key, spec in zip(keys, flat) if key not in bodies]
+        # A cold count's memo is empty: every block is new, and none of their keys is hashed here to be told so.
+        todo = [(key, spec) for key, spec in zip(keys, flat) if key not in bodies] if bodies else list(zip(keys, flat))
         if ahead is None and lengths is None and rate is None:
             # A cold count's thousand bodies (bench_count): what the loop below does for them, in one pass with nothing
             # else to ask, into lists (a key twice is rendered twice). Images are on few messages and never on a

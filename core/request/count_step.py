@@ -176,20 +176,9 @@ def body_of(spec: BlockSpec, record: FullRecord | None, policy: Any, first_round
         if tag == TEXT:
             return text_body(spec.message)
         if tag == TOOL_RESULT and type(spec.call_id) is str:
-            m = spec.message
-            error = ',"is_error":true' if m.metadata.get("is_error") is True else ""
             if policy is None or (policy.tool_result_max_chars is None and first_round is None):
-                output = m.content.get("output", "")  # no bound: result_text's answer without its three calls
-                if type(output) is str:
-                    text = output
-                else:
-                    data = canonical_bytes(output)
-                    if data is not None:  # its JSON text escaped as a JSON string: see quoted_json
-                        return f'content":"{quoted_json(data)}"{error},"tool_use_id":{json_string(spec.call_id)},"'
-                    text = value_text(output, m)
-            else:
-                text = result_text(m, record, policy, first_round)
-            return f'content":{json_string(text)}{error},"tool_use_id":{json_string(spec.call_id)},"'
+                return result_body(spec.message, spec.call_id)
+            return result_body(spec.message, spec.call_id, result_text(spec.message, record, policy, first_round))
         if tag == TOOL_USE and type(spec.call_id) is str:
             return call_body(spec.message.content, spec.call_id)
     block = render_block(spec, record, policy, first_round)
@@ -201,6 +190,22 @@ def body_of(spec: BlockSpec, record: FullRecord | None, policy: Any, first_round
     if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
         raise AssertionError(f"block does not end with its type: {text[:80]}")
     return text[2 : len(text) - len(glue)]
+
+
+def result_body(m: Message, call_id: str, text: str | None = None) -> str:
+    """An unmarked tool_result block's body (body_of's): its output as stored (no result bound, the commonest result),
+    else `text`, the output as the bound projects it (compile.result_text), written as canonical() writes the block."""
+    error = ',"is_error":true' if m.metadata.get("is_error") is True else ""
+    if text is None:
+        output = m.content.get("output", "")  # no bound: result_text's answer without its three calls
+        if type(output) is str:
+            text = output
+        else:
+            data = canonical_bytes(output)
+            if data is not None:  # its JSON text escaped as a JSON string: see quoted_json
+                return f'content":"{quoted_json(data)}"{error},"tool_use_id":{json_string(call_id)},"'
+            text = value_text(output, m)
+    return f'content":{json_string(text)}{error},"tool_use_id":{json_string(call_id)},"'
 
 
 _LEAVES = frozenset((str, bool, type(None)))

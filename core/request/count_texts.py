@@ -6,6 +6,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
+from itertools import compress
 from typing import Any, cast
 
 from foldscope.core.request import long_parts, tokens
@@ -25,6 +26,12 @@ SPLIT_CHARS = 256 * 1024
 # A huge body's parts counted at once (Tokenising._parts_count): enough for the two threads, a few MB held.
 GROUP_CHARS = 4 << 20
 SPLIT_PARTS = 32  # runs of texts the two threads take turns at, so neither waits long for the other at the end
+_SHORT = SHARED_TEXT.__gt__  # a text's length -> whether it is short enough to be tokenised once however often it comes
+
+
+def _twice(texts: list[str]) -> bool:
+    """Whether some text of `texts` comes more than once."""
+    return len(set(texts)) < len(texts)
 
 
 class Tokenising:
@@ -52,7 +59,9 @@ class Tokenising:
         # 3 MB), and a long body seldom repeats (a call's and a result's carry their call id).
         texts = given
         at: list[int] = []  # each text's place among those tokenised, when some came twice
-        if len(given) > 1:
+        # Whether a short text comes twice is asked of them all at once, in C (a cold count's thousand bodies, none twice,
+        # went through a Python step each: docs/performance.md, counter15).
+        if len(given) > 1 and _twice(list(compress(given, map(_SHORT, map(len, given))))):
             where: dict[Any, int] = {}
             add = where.setdefault
             at = [add(t if len(t) < SHARED_TEXT else i, len(where)) for i, t in enumerate(given)]
