@@ -18,6 +18,7 @@ from foldscope.app.qt import (
     QWidget,
 )
 from foldscope.app.theme import muted_colour
+from foldscope.core.readout.document import Document
 from foldscope.core.readout.words import plural
 
 
@@ -96,6 +97,12 @@ class CountingTimeline(TimelineState):
         # The bars of the counts so far while loading: (their columns, the plot's top and size, the pixmap, what each
         # column or request was drawn at), each paint adding what came in (_counting_bars).
         self._bars: _CountingBars | None = None
+
+    def set_document(self, document: Document | None) -> None:
+        # The loading layers are one load's first step's: let go as any document is shown (at 1600x1000 two
+        # widget-sized pixmaps, about 1 MiB each, were kept beside the counted layer its paint makes, at the window's peak).
+        self._columns = self._dots = self._bars = None
+        super().set_document(document)
 
     def _draw_counting(self, painter: QPainter, text: QColor) -> None:
         """The first step of a load: a bar per request as its count comes in, with the reported input's dots.

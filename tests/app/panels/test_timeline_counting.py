@@ -195,3 +195,25 @@ def test_the_loading_plots_top_moves_in_steps_so_a_growing_count_redraws_the_plo
     assert steps <= 20
     assert CountingPainter.calls <= (steps + 2) * 2 * plot_width, (CountingPainter.calls, steps, plot_width)
     assert all(counting_top(c) >= c * 1.08 for c in counts)  # room over the largest, always
+
+
+def test_the_loading_layers_are_let_go_when_a_document_is_shown(qtbot):
+    """The loading timeline's pixmaps (its bars and dots, each the widget's size) and its columns were kept after the
+    counted document was shown, beside the counted layer its paint makes: about 1 MiB each at 1600x1000, at the window's
+    peak. Any document shown lets them go; the next load's first paint makes them again, the same pixels."""
+    from foldscope.core.readout.opening import build_document
+
+    session = generate(rounds=60, listing_chars=20)
+    first = first_document(session, "demo.json")
+    requests = len(session.trace)
+    widget = _timeline(qtbot, first)
+    widget.set_counting(tuple(range(1, requests + 1)), requests)
+    painted = widget.grab().toImage()
+    assert widget._bars is not None and widget._dots is not None and widget._columns is not None  # what a load paints
+    widget.set_document(build_document(session, "demo.json"))
+    assert widget._bars is None and widget._dots is None and widget._columns is None
+    widget.grab()  # the counted timeline's paint makes none of them
+    assert widget._bars is None and widget._dots is None
+    widget.set_document(first)
+    widget.set_counting(tuple(range(1, requests + 1)), requests)
+    assert widget.grab().toImage() == painted  # made again, the same
