@@ -85,13 +85,18 @@ def one(file: str, inner: int) -> dict:
     class Collected:  # the checks made, as a child that made every one gives them
         spans, keys = getattr(data.literals, "spans", []), getattr(data.literals, "keys", [])
 
+        def of(self, keys):  # the checks of these compactions, collected later (a newer tree's compaction report)
+            return self
+
         def collect(self, keys=None):
             return checked
 
     data.literals = Collected() if checked is not None else None
 
     def cost() -> str:
-        return "".join(s.title + s.body for s in report_cost.cost_sections(data))
+        text = "".join(s.title + s.body for s in report_cost.cost_sections(data))
+        assert "<p>Not available" not in text, "a cost section was not made: " + text[:300]
+        return text
 
     out: dict = {}
     for name, step in zip(STEPS, (bars, rows, texts, cost)):
