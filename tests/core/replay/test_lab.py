@@ -73,8 +73,8 @@ def test_replay_carries_the_unseen_head_of_a_claude_code_session(corpus_dev):
     assert max(abs(e - x) / x for e, x in reported) < 0.25  # near what the provider billed
 
 
-def test_a_rows_plain_data_is_what_dataclasses_asdict_gives():
-    from dataclasses import asdict
+def test_a_rows_plain_data_is_what_msgspec_asdict_gives():
+    from msgspec.structs import asdict
 
     session = generate(rounds=12)
     rows = run_strategy(session, "adr", Layouts(under(session, ceiling=20_000, caching=True), head=0, scale=1.0)).rows
