@@ -16,7 +16,7 @@ from foldscope.core.model.session import Session
 from foldscope.core.replay import parallel
 from foldscope.core.replay.billed import named_model_line
 from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache
-from foldscope.core.replay.layouts import Layouts, model_name, place_marks
+from foldscope.core.replay.layouts import Layouts, model_name
 from foldscope.core.replay.rows import StrategyRun, make_row, refused_row, summarised
 from foldscope.core.replay.strategies import BAND_MAX, BAND_MIN, STRATEGIES, decides_on
 from foldscope.core.request import tokens
@@ -58,7 +58,7 @@ def run_strategy(
     if prices is None:
         prices = lookup_prices(model_name(measure.measure))
     cache, run = PrefixCache(rules), StrategyRun(strategy, estimator=decides_on(strategy, measure.estimator))
-    protected, tail, marked = measure.protected, None, rules.mode == "marks"
+    tail, marked = None, rules.mode == "marks"
     for i, step in enumerate(STRATEGIES[strategy](session, measure)):
         if step.refused:  # nothing is sent: the cache is untouched and nothing is billed
             run.rows.append(refused_row(strategy, i, step, measure))
@@ -68,12 +68,7 @@ def run_strategy(
                 report(step.request + 1, len(session.trace), strategy)
             continue
         keys, ends = measure.laid(step.view, step.measure)
-        marks: tuple[Mark, ...] = ()
-        if marked:
-            notes, members = measure.anchors()
-            marks = place_marks(
-                keys, {}, tail, protected, notes=notes, members=members, tail_at=None if tail is None else measure.position(tail)
-            )
+        marks: tuple[Mark, ...] = measure.marks(tail) if marked else ()
         tail = keys[-1] if keys else None
         out = cache.step(Layout(keys, ends, marks, session.trace[step.request].at))  # one Layout a request, marks and all
         run.rows.append(make_row(session, strategy, i, step, out, measure, prices))

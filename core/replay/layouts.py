@@ -16,7 +16,7 @@ from foldscope.core.replay.strategies import Arrival, arrivals, recorded_views
 from foldscope.core.request.count import Counter, Measurement, estimate
 from foldscope.core.request.estimators import ADR, check_estimator
 from foldscope.core.request.first_round import included_ids, included_round
-from foldscope.core.request.marks import SEARCH, replay_marks
+from foldscope.core.request.marks import SEARCH, replay_marks, replay_places
 from foldscope.core.request.measure import Measure
 from foldscope.core.request.tokens import count_text
 from foldscope.core.request.trace import TraceReport, holds_no_head, unseen_head
@@ -251,15 +251,29 @@ class Layouts:
         self._laid = _Laid(m.serial, laid_keys, laid_ends, notes, members, laid_totals, m.parts, shift, head_key)
         return laid_keys, laid_ends
 
+    def marks(self, previous_tail: Any) -> tuple[Mark, ...]:
+        """place_marks' marks on the layout laid just before, for the session's protected ids: its notes, members and
+        `previous_tail`'s place read from what the layout keeps (never searched), each Mark made once (_MARKS)."""
+        laid = self._laid
+        assert laid is not None, "marks() reads the layout laid just before"
+        shift, notes, members = laid.shift, laid.notes, laid.members
+        n = len(laid.keys)
+        if not n:
+            return ()
+        first = HIDDEN_HEAD if shift else laid.head_key  # the first block's key, as laid.keys[0], without the Python index
+        places = replay_places(
+            n,
+            isinstance(first, tuple),
+            None if previous_tail is None else self._where.get(previous_tail),
+            notes[-1] + shift if notes else None,
+            members[-1] + shift if members else None,
+            LOOKBACK,
+        )
+        return tuple([_MARKS.get((b, lifetime)) or _mark(b, lifetime) for b, lifetime, _ in places])
+
     def position(self, key: Any) -> int | None:
         """Where block `key` is in the last layout (hidden head counted), None when it is not there."""
         return self._where.get(key)
-
-    def anchors(self) -> tuple[list[int], list[int]]:
-        """Positions (in the last layout, hidden head counted) of the blocks holding a note and a protected message."""
-        assert self._laid is not None, "anchors() reads the layout laid just before"
-        shift, notes, members = self._laid.shift, self._laid.notes, self._laid.members
-        return [i + shift for i in notes], [i + shift for i in members]
 
 
 def place_marks(

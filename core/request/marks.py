@@ -40,21 +40,27 @@ def choose_marks(
     `stable` is the position of the stable segment's last block, if any; the tail is always the
     last block. Returns at most four marks in block order; only the stable one lives an hour.
     """
+    marks = tuple(MarkAt(*place) for place in mark_places(blocks, stable, first_round, note, lookback))
+    # One-hour marks must precede five-minute ones; the stable segment leads every request.
+    assert all(m.lifetime == FIVE_MINUTES for m in marks if stable is None or m.block > stable)
+    return marks
+
+
+def mark_places(
+    blocks: int, stable: int | None, first_round: int | None, note: int | None, lookback: int | None
+) -> list[tuple[int, str, str]]:
+    """choose_marks' marks as (block, lifetime, anchor), in block order: what the replay's cache model reads a request,
+    without a MarkAt made for each."""
     if blocks <= 0:
-        return ()
-    wanted = {"stable": stable, "tail": blocks - 1, "first_round": first_round, "note": note, "lookback": lookback}
-    chosen: dict[int, MarkAt] = {}
-    for anchor in ORDER:
-        block = wanted[anchor]
+        return []
+    chosen: dict[int, tuple[int, str, str]] = {}
+    for anchor, block in zip(ORDER, (stable, blocks - 1, first_round, note, lookback)):
         if block is None or block in chosen or not 0 <= block < blocks:
             continue
         if len(chosen) == MAX_MARKS:
             break
-        chosen[block] = MarkAt(block, ONE_HOUR if anchor == "stable" else FIVE_MINUTES, anchor)
-    marks = tuple(chosen[b] for b in sorted(chosen))
-    # One-hour marks must precede five-minute ones; the stable segment leads every request.
-    assert all(m.lifetime == FIVE_MINUTES for m in marks if stable is None or m.block > stable)
-    return marks
+        chosen[block] = (block, ONE_HOUR if anchor == "stable" else FIVE_MINUTES, anchor)
+    return [chosen[b] for b in sorted(chosen)] if len(chosen) > 1 else list(chosen.values())
 
 
 def cache_control(lifetime: str) -> dict[str, str]:
@@ -142,8 +148,6 @@ def replay_marks(
             at = next((i for i in range(last, -1, -1) if keys[i] == previous_tail), None)
         else:
             at = cast("int | None", tail_at)
-        if at is not None and last - at <= lookback:
-            at = None
     if notes is None:
         note = next((i for i in range(last, -1, -1) if kinds.get(keys[i]) == "note"), None)
     else:
@@ -152,5 +156,15 @@ def replay_marks(
         first_round = max((i for i, k in enumerate(keys) if k in protected), default=None)
     else:
         first_round = members[-1] if members else None
-    stable = 0 if isinstance(keys[0], tuple) else None
-    return choose_marks(len(keys), stable=stable, first_round=first_round, note=note, lookback=at)
+    return tuple(MarkAt(*place) for place in replay_places(len(keys), isinstance(keys[0], tuple), at, note, first_round, lookback))
+
+
+def replay_places(
+    blocks: int, head_keyed: bool, tail_at: int | None, note: int | None, first_round: int | None, lookback: int
+) -> list[tuple[int, str, str]]:
+    """replay_marks' marks as mark_places gives them, for a caller that keeps where the last tail, the newest note and
+    the last protected member are (core.replay.layouts.Layouts.marks): `head_keyed`, whether the first block's key
+    is a tuple (the head's, or the hidden head's); `tail_at`, where the previous request's tail is (None: not there)."""
+    if tail_at is not None and blocks - 1 - tail_at <= lookback:
+        tail_at = None
+    return mark_places(blocks, 0 if head_keyed else None, first_round, note, tail_at)

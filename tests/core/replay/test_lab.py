@@ -39,10 +39,10 @@ class WholeLayouts(Layouts):
     def position(self, key):
         return next((i for i in range(len(self._keys) - 1, -1, -1) if self._keys[i] == key), None)
 
-    def anchors(self):
-        notes = [i for i, k in enumerate(self._keys) if self._kinds.get(k) == "note"]
-        members = [i for i, k in enumerate(self._keys) if k in self.protected]
-        return notes, members
+    def marks(self, previous_tail):
+        from foldscope.core.replay.layouts import place_marks
+
+        return place_marks(self._keys, self._kinds, previous_tail, self.protected)  # every block searched
 
 
 @pytest.mark.parametrize("strategy", list(STRATEGIES))
@@ -169,9 +169,10 @@ def test_a_layout_equals_the_one_built_whole_whatever_was_measured_between_two_l
             continue
         got, want = fast.layout(view, (), None), whole.layout(view, (), None)
         assert (got.keys, got.ends) == (want.keys, want.ends)
-        assert fast.anchors() == whole.anchors()
         for key in {*seen, *want.keys}:  # where each block of this layout is, and that no block left stays found
             assert fast.position(key) == whole.position(key)
+            assert fast.marks(key) == whole.marks(key)  # its notes and members kept, this block the last tail
+        assert fast.marks(None) == whole.marks(None)
         seen.update(want.keys)
 
 
@@ -243,3 +244,38 @@ def test_a_replay_calibrates_without_the_predictions_and_every_count_scale_and_e
     full = measure.calibrate(prefix=False)
     assert full.predicted and [r.predicted for r in full.rows] == [r.predicted for r in whole.rows]
     assert measure.calibrate(prefix=False, predict=False) is full
+
+
+@pytest.mark.parametrize("head", [0, 3_000])
+@pytest.mark.parametrize("strategy", ["adr", "band", "compaction", "none"])
+def test_the_marks_a_layout_keeps_are_the_marks_its_keys_searched_give(strategy, head):
+    # Layouts.marks reads the notes, protected members and last tail's place from what the layout kept, request by
+    # request: the same marks as place_marks gives from the keys alone, searching every block (a hidden head or not;
+    # the session's first messages taken as an included first round's members, so its mark is placed too).
+    from foldscope.core.replay import lab
+    from foldscope.core.replay.layouts import place_marks
+
+    session = generate(rounds=40)
+    measure = Layouts(under(session, ceiling=12_000, caching=True), head=head, scale=1.0)
+    measure.protected = frozenset(session.view[:4])
+    seen: list[tuple[tuple, tuple]] = []
+    laid, kept = Layouts.laid, Layouts.marks
+
+    def laid_and_kinds(self, view, over=None):
+        keys, ends = laid(self, view, over)
+        self._kinds = {m.id: m.kind for m in view}
+        return keys, ends
+
+    def marks(self, previous_tail):
+        got = kept(self, previous_tail)
+        keys = list(self._laid.keys)
+        want = place_marks(keys, self._kinds, previous_tail, self.protected)
+        seen.append((got, want))
+        return got
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Layouts, "laid", laid_and_kinds)
+        mp.setattr(Layouts, "marks", marks)
+        lab.run_strategy(session, strategy, measure)
+    assert len(seen) > 15 and any(len(got) >= 3 for got, _ in seen)
+    assert all(got == want for got, want in seen)
