@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foldscope.core.model.cost import LIFETIME_SECONDS
 from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.shared_start import grown, since
+
+if TYPE_CHECKING:
+    import msgspec
+else:
+    from foldscope.core.model.canonical import msgspec  # imported its way (core.model.canonical._msgspec)
 
 MODES = ("marks", "automatic", "off")
 
@@ -21,12 +26,12 @@ class Mark:
     lifetime: str = "5m"
 
 
-@dataclass(frozen=True, slots=True)
-class Layout:
+class Layout(msgspec.Struct, frozen=True):
     """One modelled request: its blocks' identities, the token count up to the end of each, its marks, its time.
 
     `keys[i]` is any hashable identity of block i's content (equal content, equal key); `ends[i]` is the
-    number of tokens from the start of the request to the end of block i, so `ends` never decreases.
+    number of tokens from the start of the request to the end of block i, so `ends` never decreases. A msgspec
+    Struct, frozen as a frozen dataclass and made in C (one a request a strategy).
     """
 
     keys: Sequence[Any]  # a tuple, or a Shared grown from the request before's (core.model.shared_start)
@@ -82,9 +87,9 @@ class CacheRules:
         return cls(mode="off")
 
 
-@dataclass(frozen=True, slots=True)
-class CacheOutcome:
-    """What one request read, wrote and sent fresh, and how its prefix relates to the previous request's."""
+class CacheOutcome(msgspec.Struct, frozen=True, gc=False):
+    """What one request read, wrote and sent fresh, and how its prefix relates to the previous request's (a msgspec
+    Struct, frozen, made in C: one a request a strategy)."""
 
     tokens: int
     read: int

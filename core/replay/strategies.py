@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from foldscope.core.fold.history import Folding
 from foldscope.core.model.one_line import collapsed_start
@@ -16,6 +16,11 @@ from foldscope.core.request.estimators import ADR, PREDICTED, PredictedSize
 from foldscope.core.request.measure import Measure
 from foldscope.core.request.tokens import count_text
 from foldscope.core.request.trace import trace_views
+
+if TYPE_CHECKING:
+    import msgspec
+else:
+    from foldscope.core.model.canonical import msgspec  # imported its way (core.model.canonical._msgspec)
 
 
 class Sizes(Protocol):
@@ -49,9 +54,9 @@ COMPACT_PROMPT = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One request a strategy sends: its view, the recorded request it stands for, and what it changed."""
+class Step(msgspec.Struct, frozen=True):
+    """One request a strategy sends: its view, the recorded request it stands for, and what it changed (a msgspec
+    Struct, frozen as a frozen dataclass and made in C: one a request a strategy)."""
 
     view: Sequence[Message]  # a tuple, or a Shared grown from the view before (core.model.shared_start)
     request: int  # the recorded request (a summary call: the one it precedes)
