@@ -30,6 +30,11 @@ STEPS = ("hear", "rows", "segments", "cost")
 
 def one(file: str, inner: int) -> dict:
     """This process's tree (whichever foldscope is imported): each step's least CPU and its output's digest."""
+    import gc
+
+    # As `report` runs (core.model.collector.spared): with the collector on, a full collection walking the session's
+    # millions of objects fell inside one step or another by how many objects each tree made, not by its work.
+    gc.disable()
     from foldscope.core.cli.main import build_parser
     from foldscope.core.cli.options import measure_for, policy_choice, read_session
     from foldscope.core.readout import report, report_bars, report_cost, report_transcript
