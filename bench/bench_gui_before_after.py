@@ -63,7 +63,7 @@ def window_moments(path: str, folder: str) -> dict[str, float]:
     loop = QEventLoop()
 
     def painted(name: str) -> None:
-        window.grab()  # every panel painted once: what a person sees
+        window.repaint()  # every panel painted once: what a person sees
         got.setdefault(name, time.time())
         got.setdefault(f"{name}_cpu", time.process_time())
 

@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
             app.processEvents()
             start = time.perf_counter()
             window.loader.loaded.emit(document, False)  # as the loader hands over a stored Document
-            window.grab()  # every panel painted once: the view is on screen
+            window.repaint()  # every panel painted once: the view is on screen
             app.processEvents()
             shown.append(time.perf_counter() - start)
             window.close()

@@ -190,11 +190,11 @@ def main() -> int:
         window = MainWindow(WindowSettings.in_memory(), db=os.path.join(folder, "lib.db"))
         window.resize(1600, 1000)
         window.show()
-        window.grab()
+        window.repaint()
         loop = QEventLoop()
 
         def painted(name: str) -> None:
-            window.grab()  # every panel painted once: what a person sees
+            window.repaint()  # every panel painted once: what a person sees
             lines.append(f"{time.time() - STARTED:7.2f} s {resident_mib():7.1f} MiB  ** {name} painted: {made_of()}")
 
         window.record_shown.connect(lambda doc: painted("first step"))

@@ -121,7 +121,7 @@ def main() -> int:
         loop = QEventLoop()
 
         def painted(name: str) -> None:
-            window.grab()  # every panel painted once: what a person sees
+            window.repaint()  # every panel painted once: what a person sees
             if name not in moments:
                 moments[name] = (time.time() - STARTED, cpu_now(), time.thread_time())
             if name == "complete":

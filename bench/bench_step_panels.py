@@ -4,7 +4,7 @@ the workspace's changes themselves redraw a hidden panel when it is shown, not a
 Opens FILE in a fresh interpreter (the window at 1600x1000, shown, offscreen; the counted document handed over as
 the loader hands it), selects the view's largest message with the Composition tab in front (the Inspector behind
 it, the Cost tab's request list filled), then steps the timeline back and forth between two requests STEPS times,
-each step painted (`grab`) and its events run. Prints the CPU seconds a step costs on the GUI thread
+each step painted (`repaint`) and its events run. Prints the CPU seconds a step costs on the GUI thread
 (`time.process_time`, this process's threads: steadier than the wall clock on a shared machine) and the wall, for the
 old checkout's `foldscope` first on the path (--before) and this one's, alternating which runs first each round.
 
@@ -68,13 +68,13 @@ def step_costs(path: str, folder: str, steps: int, as_loaded: bool = False) -> d
     while window.cost_panel.facts is None:
         app.processEvents()
     window.show_side(window.composition_panel)
-    window.grab()
+    window.repaint()
     app.processEvents()
     middle = len(document.requests) // 2
     cpu, wall = time.process_time(), time.perf_counter()
     for n in range(steps):
         window.timeline.step_to(middle + n % 2)
-        window.grab()  # the step is done when every panel on screen has painted it
+        window.repaint()  # the step is done when every panel on screen has painted it
         app.processEvents()
     return {
         "cpu_ms": (time.process_time() - cpu) / steps * 1000,
@@ -84,14 +84,14 @@ def step_costs(path: str, folder: str, steps: int, as_loaded: bool = False) -> d
 
 
 def far_steps(app, window, requests: int, steps: int, messages: float) -> dict[str, float]:
-    """bench_scale's window step, `steps` times: show_request to a request far from the one shown, one grab() of the
+    """bench_scale's window step, `steps` times: show_request to a request far from the one shown, one repaint() of the
     whole window, its events run."""
-    window.grab()
+    window.repaint()
     app.processEvents()
     cpu, wall = time.process_time(), time.perf_counter()
     for n in range(steps):
         window.show_request(int(requests * FAR_STEPS[n % len(FAR_STEPS)]))
-        window.grab()  # the step is done when every panel has painted the new view
+        window.repaint()  # the step is done when every panel has painted the new view
         app.processEvents()
     return {
         "cpu_ms": (time.process_time() - cpu) / steps * 1000,

@@ -212,8 +212,8 @@ SMOKES = (
             r"## claude code 0% repeated",
             r"\| messages \| MB \| inspect \| import \| requests",
             r"\| 1\d\d \| [\d.]+ \| [\d.]+ s wall",
-            r"the window on a tiny file peaks at \d+ MB in this run",
-            r"\[the window on a tiny file \d+ MB: the session's share -?[\d.]+x\] \[(quicktok's |no )encoder built[^\]]*\] \|",
+            r"the window on a tiny file peaks at \d+ MiB in this run",
+            r"\[the window on a tiny file \d+ MiB: the session's share -?[\d.]+x\] \[(quicktok's |no )encoder built[^\]]*\] \|",
         ),
     ),
     Smoke(
@@ -414,7 +414,7 @@ def test_bench_scale_judges_the_windows_peak_as_a_commands_and_says_the_windows_
         return bench_scale.cell("timeline complete", messages, got, 163.0, float("nan"), window_mb=130.0)
 
     assert "(memory 2x: NOT met)" in complete(330.0) and "(memory 2x: met)" in complete(320.0)
-    assert "[the window on a tiny file 130 MB: the session's share 1.2x]" in complete(320.0)
+    assert "[the window on a tiny file 130 MiB: the session's share 1.2x]" in complete(320.0)
     assert "memory" not in complete(400.0, messages=10_000)  # judged at the target sizes, as the times are
     usable = bench_scale.cell("launch to usable", 48_842, {"seconds": 1.0, "cpu": 1.0, "peak_mb": 400.0}, 163.0, float("nan"))
     assert "memory" not in usable and "tiny file" not in usable  # one launch's peak: judged once, in its complete cell
