@@ -58,7 +58,7 @@ def run_strategy(
     if prices is None:
         prices = lookup_prices(model_name(measure.measure))
     cache, run = PrefixCache(rules), StrategyRun(strategy, estimator=decides_on(strategy, measure.estimator))
-    tail, marked = None, rules.mode == "marks"
+    tail, marked, ceiling = None, rules.mode == "marks", measure.ceiling
     for i, step in enumerate(STRATEGIES[strategy](session, measure)):
         if step.refused:  # nothing is sent: the cache is untouched and nothing is billed
             run.rows.append(refused_row(strategy, i, step, measure))
@@ -71,7 +71,7 @@ def run_strategy(
         marks: tuple[Mark, ...] = measure.marks(tail) if marked else ()
         tail = keys[-1] if keys else None
         out = cache.step(Layout(keys, ends, marks, session.trace[step.request].at))  # one Layout a request, marks and all
-        run.rows.append(make_row(session, strategy, i, step, out, measure, prices))
+        run.rows.append(make_row(session, strategy, i, step, out, measure, prices, ceiling))
         if keep_views:
             run.views.append(step.view)
         if report is not None:

@@ -233,19 +233,27 @@ def refused_row(strategy: str, i: int, step: Step, measure: Layouts) -> Row:
     )
 
 
-def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices) -> Row:
+def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices, ceiling: int | None) -> Row:
+    """One sent request's row (`ceiling`: the measure's, read once a run by the caller, not through its properties a
+    request)."""
+    request = session.trace[step.request]
     if step.output is not None:
         output = round(step.output)
+    elif request.usage is not None:  # recorded_output's first answer, without the call
+        output = request.usage.output
     else:
         output = recorded_output(session, step.request, measure)
-    request = session.trace[step.request]
+    # The outcome's write and fresh as its properties give them, worked out here once.
+    m_read, m_write_5m, m_write_1h = out.read, out.write_5m, out.write_1h
+    m_write = m_write_5m + m_write_1h
+    m_fresh = out.tokens - m_read - m_write
     # A replayed request is sent when the recorded one was, at the prices then in force (core.model.cost.ModelPrices.at).
-    modelled = prices.at(request.at).cost(out.fresh, out.read, out.write_5m, out.write_1h, output) if prices else None
+    modelled = prices.at(request.at).cost(m_fresh, m_read, m_write_5m, m_write_1h, output) if prices else None
     usage = request.usage if step.kind == "request" else None
-    ceiling = measure.ceiling
-    reported_input = usage.reported_input if usage is not None else None
-    fresh, read, write, write_5m, write_1h, cost = out.fresh, out.read, out.write, out.write_5m, out.write_1h, modelled
-    billed = strategy == "recorded" and usage is not None
+    recorded = strategy == "recorded"
+    reported_input = usage.reported_input if recorded and usage is not None else None  # read only where it is shown
+    fresh, read, write, write_5m, write_1h, cost = m_fresh, m_read, m_write, m_write_5m, m_write_1h, modelled
+    billed = recorded and usage is not None
     size = out.tokens
     if strategy == "recorded" and step.kind == "request":
         # The recorded request is the one `requests` and the GUI show: its estimate at the scale it ran at, read
@@ -284,13 +292,13 @@ def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices) ->
         folded=step.folded,
         cost_usd=cost if billed or cost is None else round(cost, 8),
         reported=billed,
-        modelled_fresh=out.fresh,
-        modelled_cache_read=out.read,
-        modelled_cache_write=out.write,
-        modelled_cache_write_1h=out.write_1h,
+        modelled_fresh=m_fresh,
+        modelled_cache_read=m_read,
+        modelled_cache_write=m_write,
+        modelled_cache_write_1h=m_write_1h,
         modelled_cost_usd=None if modelled is None else round(modelled, 8),
-        reported_input=reported_input if strategy == "recorded" else None,
-        reported_over_ceiling=refused(reported_input, ceiling) if strategy == "recorded" and reported_input is not None else None,
+        reported_input=reported_input,
+        reported_over_ceiling=refused(reported_input, ceiling) if reported_input is not None else None,
         predicted=step.predicted,
     )
 
