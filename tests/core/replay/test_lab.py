@@ -279,3 +279,21 @@ def test_the_marks_a_layout_keeps_are_the_marks_its_keys_searched_give(strategy,
         lab.run_strategy(session, strategy, measure)
     assert len(seen) > 15 and any(len(got) >= 3 for got, _ in seen)
     assert all(got == want for got, want in seen)
+
+
+def test_only_the_recorded_rows_carry_the_providers_reported_input():
+    # The provider counted the recorded requests alone: a modelled strategy's row names no reported input and no
+    # reported refusal (None, never a figure that reads as measured), the recorded one the provider's own.
+    from foldscope.core.model.session import Usage
+    from tests.core.replay_sessions import tool_session
+
+    session = tool_session(12, usage=lambda r: Usage(input=1_000 + r, cache_read=50_000, output=10))
+    measure = Layouts(under(session, ceiling=30_000), head=0, scale=1.0)
+    for strategy in STRATEGIES:
+        rows = run_strategy(session, strategy, measure).rows
+        assert len(rows) == 12
+        if strategy == "recorded":
+            assert [r.reported_input for r in rows] == [51_000 + k for k in range(12)]
+            assert all(r.reported_over_ceiling for r in rows)  # 51,000 and more against a ceiling of 30,000
+        else:
+            assert all(r.reported_input is None and r.reported_over_ceiling is None for r in rows), strategy
