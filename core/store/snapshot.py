@@ -42,12 +42,14 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from foldscope.core.model.session import Fields, FullRecord, Message, Provenance, Request, Session, Usage
+from foldscope.core.store.snapshot_ints import extras_of, places_of
 from foldscope.core.store.snapshot_stream import BLOCK, MARK, Deflating, Inflating, huge_texts, is_mark, read_text, write_text
 from foldscope.core.store.snapshot_trace import Trace
 
-SNAPSHOT_FORMAT = 5  # the layout of the pickled session and of `inputs`; part of the reader identity (2: the record in batches;
+SNAPSHOT_FORMAT = 6  # the layout of the pickled session and of `inputs`; part of the reader identity (2: the record in batches;
 # 3: a mapping's non-ASCII texts as UTF-8 bytes, _Utf8; 4: a batch's huge texts before it, apart: snapshot_stream; 5: the
-# trace as columns, snapshot_trace)
+# trace as columns, snapshot_trace; 6: the trace apart, its ids and the view's as places in the record, snapshot_ints.Places,
+# and lists of int tuples as one array, snapshot_ints.rows)
 RECORD_BATCH = 1_000  # messages pickled with one memo (dump_session_to)
 MEMO_FORMAT = 4  # 4: the bodies in batches; 3: plain texts' counts too; 2: pickled with messages as persistent ids; 1: JSON
 MEMO_BATCH = 10_000  # memo keys pickled with one pickler memo (dump_memo)
@@ -69,6 +71,8 @@ SNAPSHOT_CLASSES = {
     ("foldscope.core.store.snapshot", "_message"),
     ("foldscope.core.store.snapshot", "_text"),
     ("foldscope.core.store.snapshot_trace", "requests"),
+    ("foldscope.core.store.snapshot_ints", "ids_at"),
+    ("foldscope.core.store.snapshot_ints", "rows"),
     ("builtins", "set"),
     ("builtins", "frozenset"),
     ("builtins", "bytearray"),
@@ -98,7 +102,7 @@ def _identity(parts: Iterable[Path], salt: str) -> str | None:
 def reader_identity() -> str | None:
     """What a snapshot was made by: the readers' and the model's source, the snapshot format, the Python version."""
     files = [*(_PACKAGE / "formats").glob("*.py"), *(_PACKAGE / "model").glob("*.py"), Path(__file__)]
-    files.append(Path(__file__).with_name("snapshot_trace.py"))
+    files += [Path(__file__).with_name("snapshot_trace.py"), Path(__file__).with_name("snapshot_ints.py")]
     return _identity(files, f"snapshot {SNAPSHOT_FORMAT} python {sys.version_info[0]}.{sys.version_info[1]}")
 
 
@@ -235,6 +239,7 @@ def _texts_apart(items: Iterable[tuple[str, Any]], huge: Mapping[int, int]) -> d
 
 class _Pickler(pickle.Pickler):
     huge: Mapping[int, int] = {}  # the huge texts written before the batch (snapshot_stream), by id: their place
+    apart: Any = None  # the session's trace, pickled before it (dump_session_to): named, not pickled again
 
     def reducer_override(self, obj: Any) -> Any:
         if type(obj) is Fields:
@@ -248,8 +253,12 @@ class _Pickler(pickle.Pickler):
             return type(obj), tuple(map(obj.__getattribute__, fields))
         if type(obj) is Session:  # its caches are derived bookkeeping, rebuilt on use
             state = {k: v for k, v in vars(obj).items() if k != "caches"}
-            if all(type(r) is Request for r in obj.trace):
-                state["trace"] = Trace(obj.trace)
+            if type(obj.view) is list:
+                state["view"] = places_of(obj.view, obj.record)
+            if type(obj.extras) is dict:
+                state["extras"] = extras_of(obj.extras)
+            if (self.apart is None or obj.trace is not self.apart) and all(type(r) is Request for r in obj.trace):
+                state["trace"] = Trace(obj.trace, obj.record)
             return _session, (state,)
         return NotImplemented
 
@@ -286,15 +295,19 @@ class _BatchUnpickler(_Unpickler):
 
 
 class _SessionUnpickler(_Unpickler):
-    """The session's pickle, its record and the record's messages those loaded before it."""
+    """The session's pickle, its record and the record's messages those loaded before it, and its trace (`apart`)."""
 
-    def __init__(self, data: Any, record: FullRecord) -> None:
+    def __init__(self, data: Any, record: FullRecord, apart: list[Request] | None = None) -> None:
         super().__init__(data)
-        self.record = record
+        self.record, self.apart = record, apart
 
     def persistent_load(self, pid: Any) -> Any:
         if pid == "record":
             return self.record
+        if pid == "trace":
+            if self.apart is None:
+                raise SnapshotError("a snapshot names a trace it does not hold")
+            return self.apart
         if type(pid) is not int or not 0 <= pid < len(self.record):
             raise SnapshotError(f"a snapshot names message {pid!r}, which is not in its record")
         return self.record[pid]
@@ -324,10 +337,11 @@ def dump_session_to(session: Session, out: BinaryIO) -> None:
     """The session pickled into `out` and compressed (zlib level 1: a tenth of the time of level 6, a third of the
     size) as the pickle is written, so the whole pickle (80 MB for 50,000 messages) is never held, let alone twice.
 
-    Three pickles one after the other (RECORD_BATCH): the record's length, its messages a batch at a time with the
-    pickler's memo cleared between batches, then the rest of the session with the record and each of its messages
-    named by a persistent id. Pickled whole, the memo (an entry for every string and container pickled) was the
-    dump's largest part: 70 MB at 50,000 messages, held beside the session and its count."""
+    Pickles one after the other (RECORD_BATCH): the record's length, its messages a batch at a time with the
+    pickler's memo cleared between batches, the trace (Trace, or None), then the rest of the session with the record,
+    each of its messages and the trace named by a persistent id. Pickled whole, the memo (an entry for every string
+    and container pickled) was the dump's largest part: 70 MB at 50,000 messages, held beside the session and its
+    count; the trace apart, its memo and its columns are let go before the rest is pickled."""
     deflating = Deflating(out)
     record = session.record
     messages = _Pickler(deflating, protocol=5)
@@ -340,7 +354,9 @@ def dump_session_to(session: Session, out: BinaryIO) -> None:
         messages.clear_memo()
         (_HugePickler(deflating, texts) if texts else messages).dump(batch)
     del messages
-    _SessionPickler(deflating, record).dump(session)
+    apart = session.trace if all(type(r) is Request for r in session.trace) else None
+    _SessionPickler(deflating, record).dump(None if apart is None else Trace(apart, record))
+    _SessionPickler(deflating, record, apart).dump(session)
     deflating.finish()
 
 
@@ -396,15 +412,18 @@ def fill(blob: Any, data: bytes | BinaryIO) -> None:
 
 
 class _SessionPickler(_Pickler):
-    """The session without its record's messages (pickled before it): the record and each message named by id."""
+    """The session without its record's messages (pickled before it): the record and each message named by id, and
+    its trace by "trace" where it was pickled apart before it (`apart`)."""
 
-    def __init__(self, out: Any, record: FullRecord) -> None:
+    def __init__(self, out: Any, record: FullRecord, apart: list[Request] | None = None) -> None:
         super().__init__(out, protocol=5)
-        self.record = record
+        self.record, self.apart = record, apart
 
     def persistent_id(self, obj: Any) -> Any:
         if obj is self.record:
             return "record"
+        if obj is self.apart and obj is not None:
+            return "trace"
         return place_of(obj, self.record) if type(obj) is Message else None
 
 
@@ -438,7 +457,7 @@ def load_session(data: bytes | Any) -> Session:
 
 
 def _load_pickles(stream: Any) -> Any:
-    """The session from dump_session_to's three pickles: the record's length, its messages' batches, the rest."""
+    """The session from dump_session_to's pickles: the record's length, its messages' batches, the trace, the rest."""
     size = _Unpickler(stream).load()
     if type(size) is not int or size < 0:
         raise SnapshotError("a snapshot that does not start with its record's length")
@@ -455,7 +474,11 @@ def _load_pickles(stream: Any) -> Any:
         messages.extend(batch)
     if len(messages) != size:
         raise SnapshotError("a snapshot whose record is not as long as it says")
-    return _SessionUnpickler(stream, FullRecord(messages)).load()
+    record = FullRecord(messages)
+    apart = _SessionUnpickler(stream, record).load()
+    if apart is not None and (type(apart) is not list or not all(type(r) is Request for r in apart)):
+        raise SnapshotError("a snapshot whose trace is not a list of requests")
+    return _SessionUnpickler(stream, record, apart).load()
 
 
 # The counter's memo ---------------------------------------------------------------------------------------------

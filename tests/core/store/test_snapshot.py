@@ -27,6 +27,7 @@ from foldscope.core.request.count import Counter
 from foldscope.core.store import snapshot
 from foldscope.core.store.library import Library
 from foldscope.core.store.migrations import MIGRATIONS, migrate
+from foldscope.core.store.snapshot_trace import Trace
 from tests.core.store.older import as_version_4, messages_by_key
 from tests.paths import CORPUS_DEV
 
@@ -767,3 +768,29 @@ def test_a_snapshot_replaced_by_another_process_while_it_is_looked_up_counts_as_
         assert library.stored_session(path) is None  # the file is read again
         library.conn = library.conn.conn
         assert library.stored_session(path) is not None  # the other's snapshot, current
+
+
+def test_the_session_pickles_hold_no_message_id_or_int_pair_in_their_memo(monkeypatch):
+    # The views' ids, the session's view, the response ids and a reader's (line, offset) pairs took an entry each in
+    # the session pickle's memo until its end (84,000 at 50,000 messages: its table 2 MiB, at the window's peak while
+    # it pickled). They are places in the record, and one array of ints; the trace is pickled apart, its memo let go.
+    session = load_session(CORPUS_DEV / "claude_code" / "session-196820da.jsonl")
+    session.extras["unsent"] = {**session.extras.get("unsent", {}), "progress": [(n, 100 * n) for n in range(1, 2001)]}
+    assert len(session.trace) > 40 and all(r.response_id in session.record for r in session.trace)
+    memos: list[list[Any]] = []
+    dump = snapshot._SessionPickler.dump
+
+    def kept(pickler: snapshot._SessionPickler, obj: Any) -> None:
+        dump(pickler, obj)
+        memos.append([value for _, value in pickler.memo.copy().values()])
+
+    monkeypatch.setattr(snapshot._SessionPickler, "dump", kept)
+    rebuilt = snapshot.load_session(snapshot.dump_session(session))
+    assert plain(rebuilt) == plain(session)
+    assert rebuilt.extras["unsent"]["progress"] == [(n, 100 * n) for n in range(1, 2001)]
+    assert all(rebuilt.record.get(i).id is i for i in rebuilt.view)  # the record's own strings
+    assert len(memos) == 2  # the trace, then the rest: the trace's memo and columns let go before the rest is pickled
+    assert [type(value) for value in memos[0] if type(value) is Trace] == [Trace] and Trace not in map(type, memos[1])
+    ids = {message.id for message in session.record} - set(session.extras["source_lines"].multi)  # its keys: a reader's
+    assert not [value for memo in memos for value in memo if type(value) is str and value in ids]
+    assert sum(type(value) is tuple for memo in memos for value in memo) < 200
