@@ -2,10 +2,12 @@
 
 Run: .venv/bin/python bench/bench_snapshot.py FILE... [--repeat 3] [--before COPY] [--rounds 2]
 Each FILE is read once, then its snapshot written to a temporary file `--repeat` times in one process; printed: the
-best CPU seconds (time.process_time) and the snapshot's size. With --before, the same is run in turn with COPY on
-PYTHONPATH (a folder holding `foldscope`, e.g. a `git archive` of main before a change) and without it, `--rounds`
-times for each file, and the ratio after/before of each file's best CPU. bench/bench_huge.py --dir keeps 50 MB
-one-message files to give it (the coding of a huge text: docs/performance.md, "A huge text's coding").
+best CPU seconds (time.process_time), the snapshot's size and, from one more write, its traced peak (tracemalloc:
+the picklers' memos and what they keep alive, the compressor's buffers). With --before, the same is run in turn with
+COPY on PYTHONPATH (a folder holding `foldscope`, e.g. a `git archive` of main before a change) and without it,
+`--rounds` times for each file, the ratio after/before of each file's best CPU and each side's least traced peak.
+bench/bench_huge.py --dir keeps 50 MB one-message files to give it (the coding of a huge text: docs/performance.md,
+"A huge text's coding").
 """
 
 from __future__ import annotations
@@ -26,7 +28,11 @@ from bench_huge import holding_foldscope  # noqa: E402  # the folder --before na
 
 
 def measure(path: str, repeat: int) -> dict:
-    """In this process: read `path`, then write its snapshot `repeat` times; the best CPU and the size."""
+    """In this process: read `path`, then write its snapshot `repeat` times; the best CPU and the size; then once more
+    under tracemalloc, the most the writing held at once over what was held before it (`traced`, MiB: the picklers'
+    memos and what they keep alive, the compressor's buffers)."""
+    import tracemalloc
+
     from foldscope.core.formats import load_session
     from foldscope.core.store import snapshot
 
@@ -38,7 +44,13 @@ def measure(path: str, repeat: int) -> dict:
             snapshot.dump_session_to(session, out)
             best = min(best, time.process_time() - start)
             size = out.tell()
-    return {"cpu": best, "bytes": size}
+    with tempfile.TemporaryFile() as out:
+        tracemalloc.start()
+        held = tracemalloc.get_traced_memory()[0]
+        snapshot.dump_session_to(session, out)
+        traced = (tracemalloc.get_traced_memory()[1] - held) / 2**20
+        tracemalloc.stop()
+    return {"cpu": best, "bytes": size, "traced": traced}
 
 
 def run(path: str, repeat: int, tree: str | None) -> dict:
@@ -62,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         name = Path(path).name
         if not args.before:
             got = run(path, args.repeat, None)
-            print(f"{name}: snapshot {got['cpu']:.2f} s CPU, {got['bytes'] / 1e6:.1f} MB")
+            print(f"{name}: snapshot {got['cpu']:.2f} s CPU, {got['bytes'] / 1e6:.1f} MB, traced peak {got['traced']:.2f} MiB")
             continue
         before, after = [], []
         for _ in range(args.rounds):
@@ -71,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         b, a = min(r["cpu"] for r in before), min(r["cpu"] for r in after)
         print(
             f"{name}: snapshot before {b:.2f} s CPU, {before[0]['bytes'] / 1e6:.1f} MB; "
-            f"after {a:.2f} s CPU, {after[0]['bytes'] / 1e6:.1f} MB; after/before {a / b:.2f}"
+            f"after {a:.2f} s CPU, {after[0]['bytes'] / 1e6:.1f} MB; after/before {a / b:.2f}; "
+            f"traced peak before {min(r['traced'] for r in before):.2f} MiB, after {min(r['traced'] for r in after):.2f} MiB"
         )
     return 0
 

@@ -150,7 +150,9 @@ SMOKES = (
     Smoke(
         "bench_snapshot.py",
         ("{file}", "--repeat", "1", "--before", "{before}", "--rounds", "1"),
-        (r"session\.jsonl: snapshot before [\d.]+ s CPU, [\d.]+ MB; after [\d.]+ s CPU, [\d.]+ MB; after/before [\d.]+",),
+        (
+            r"session\.jsonl: snapshot before [\d.]+ s CPU, [\d.]+ MB; after [\d.]+ s CPU, [\d.]+ MB; after/before [\d.]+; traced peak before [\d.]+ MiB, after [\d.]+ MiB",
+        ),
     ),
     Smoke(
         "bench_import.py",
