@@ -237,16 +237,9 @@ def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices, ce
     """One sent request's row (`ceiling`: the measure's, read once a run by the caller, not through its properties a
     request)."""
     request = session.trace[step.request]
-    if step.output is not None:
-        output = round(step.output)
-    elif request.usage is not None:  # recorded_output's first answer, without the call
-        output = request.usage.output
-    else:
-        output = recorded_output(session, step.request, measure)
-    # The outcome's write and fresh as its properties give them, worked out here once.
-    m_read, m_write_5m, m_write_1h = out.read, out.write_5m, out.write_1h
-    m_write = m_write_5m + m_write_1h
-    m_fresh = out.tokens - m_read - m_write
+    output = round(step.output) if step.output is not None else recorded_output(session, step.request, measure)
+    # The outcome's figures read once each (write and fresh are its properties: the rule lives there)
+    m_read, m_write_5m, m_write_1h, m_write, m_fresh = out.read, out.write_5m, out.write_1h, out.write, out.fresh
     # A replayed request is sent when the recorded one was, at the prices then in force (core.model.cost.ModelPrices.at).
     modelled = prices.at(request.at).cost(m_fresh, m_read, m_write_5m, m_write_1h, output) if prices else None
     usage = request.usage if step.kind == "request" else None

@@ -39,6 +39,7 @@ from foldscope.core.request.compile import (
     request_head,
     short_key,
 )
+from foldscope.core.request.count_memo import BodiesMemo
 from foldscope.core.request.count_splice import Splice, spliced
 from foldscope.core.request.count_step import (
     Ahead,
@@ -563,8 +564,6 @@ class Counter(Tokenising):
         """What this counter has counted: each block body's tokens by (block_key, policy key) (BodiesMemo), each
         glue's and each head's by its text, each plain text's by its SHA-256 (copies). A library keeps them
         (core.store.snapshot) so a reopened session is not counted again."""
-        from foldscope.core.request.count_memo import BodiesMemo
-
         bodies = BodiesMemo({pk: dict(memo) for pk, memo in self._bodies.items()}, dict(self._other))
         return bodies, dict(self._glue), dict(self._heads), dict(self._texts)
 
