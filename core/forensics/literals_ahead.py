@@ -44,7 +44,8 @@ MARKS_HEAD = 8
 # page), and makes itself any job the child has not made when it is wanted, so the child's work is worth only the
 # time it does not take from the parent and the counting child. Beside them at the same priority, three processes on
 # two cores left the parent a third of its core's time short: `report` at 50k 7.5-8.1 s wall, 7.0-7.4 at 8 (idle,
-# five alternated pairs, docs/performance.md).
+# five alternated pairs, docs/performance.md). Once the count is done, the child is forked again at the parent's own
+# priority (JobsAhead.count_done).
 NICE = 8
 
 
@@ -95,6 +96,8 @@ class JobsAhead:
         # Shared with the child (an anonymous shared mapping made before the fork): what the parent made itself, so the
         # child never makes it too (MARKS_HEAD).
         self._marks: mmap.mmap | None = None
+        self.nice = NICE  # the child's priority below this process's (count_done: none once the count is done)
+        self.restarted = 0  # jobs the child had not made when it was forked again at count_done (tests and benches)
         if self.jobs and (may_fork() if fork is None else fork):
             self._start()
 
@@ -109,7 +112,6 @@ class JobsAhead:
             self._file = tempfile.TemporaryFile()
         except OSError:
             return  # no file to write to: every job is made in-line
-        fd = self._file.fileno()
         try:
             self._marks = mmap.mmap(-1, MARKS_HEAD + len(self.jobs))
             self._marks[:MARKS_HEAD] = (-1).to_bytes(MARKS_HEAD, "little", signed=True)
@@ -117,6 +119,13 @@ class JobsAhead:
             self._marks = None  # the child makes every job in turn, as it did before the marks
         if self.counted_after is not None:
             counting_child_first(self.counted_after)
+        if not self._fork():
+            self._close_file()
+
+    def _fork(self) -> bool:
+        """Fork the child that makes the jobs into the file (_serve); False where no process was had."""
+        assert self._file is not None
+        fd = self._file.fileno()
         # Frozen, the objects built so far are never walked by the child's collector (a walk writes to each one's
         # header, so copies every page it lies on); the parent takes them back as soon as the child is forked.
         gc.freeze()
@@ -126,12 +135,37 @@ class JobsAhead:
         except OSError:  # no process to be had (EAGAIN, ENOMEM): in-line
             pid = -1
         if pid == 0:  # the child: never returns into the caller's code
-            _serve(self.jobs, fd, self._marks, parent)
+            _serve(self.jobs, fd, self._marks, parent, self.nice)
         gc.unfreeze()
         if pid > 0:
             self.pid = pid
-        else:
-            self._close_file()
+        return pid > 0
+
+    def count_done(self) -> None:
+        """The count this child was niced below (NICE) is done: the child is forked again at this process's own
+        priority, to make the jobs it has not made. Niced, it had the second core only where the counting child left
+        it; after the count it shared that core's time with the every-request table's child, niced alike, while the
+        parent, once at its collect, made the checks still missing itself (47-63 of the 151 at 50k). A process cannot
+        lower its own nice without privilege, so the child is killed and reaped, its whole frames kept (a frame cut
+        by the kill is cut off the file), each job it wrote marked as made, and a new child forked. Where the child
+        has made every job, or never ran, nothing is done."""
+        if self.pid is None or self._file is None or self._marks is None or self.nice == 0:
+            return
+        self._reap()
+        self._scan()
+        fd = self._file.fileno()
+        try:
+            os.ftruncate(fd, self._scanned)  # a frame the kill cut: never scanned, now gone
+            os.lseek(fd, self._scanned, os.SEEK_SET)  # the new child writes after the last whole frame
+        except OSError:
+            self._close_file()  # the jobs made so far are lost with it: every one not taken is made in-line
+            return
+        for i in self._where:
+            self._marks[MARKS_HEAD + i] = 1
+        left = len(self.jobs) - len(self._where)
+        if left:
+            self.nice, self.restarted = 0, left
+            self._fork()
 
     def take(self, i: int, in_order: bool = False) -> Any:
         """Job i's result if the child has written it whole, else None, and the caller makes it: the child is told, so
@@ -175,6 +209,10 @@ class JobsAhead:
 
     def stop(self) -> None:
         """Kill and reap the child if it runs, and let go of its file."""
+        self._reap()
+        self._close_file()
+
+    def _reap(self) -> None:
         if self.pid is not None:
             try:
                 os.kill(self.pid, signal.SIGKILL)
@@ -185,7 +223,6 @@ class JobsAhead:
             except ChildProcessError:
                 pass
             self.pid = None
-        self._close_file()
 
     def _close_file(self) -> None:
         if self._file is not None:
@@ -261,13 +298,17 @@ class LiteralChecks:
         self.stop()
         return got
 
+    def count_done(self) -> None:
+        """The count is done: the child goes on at this process's priority (JobsAhead.count_done)."""
+        self.ahead.count_done()
+
     def stop(self) -> None:
         """Kill and reap the child if it is these checks' own (a shared one is its owner's to stop)."""
         if self._own:
             self.ahead.stop()
 
 
-def _serve(jobs: Sequence[Callable[[], Any]], fd: int, marks: mmap.mmap | None = None, parent: int | None = None) -> None:
+def _serve(jobs: Sequence[Callable[[], Any]], fd: int, marks: mmap.mmap | None = None, parent: int | None = None, nice: int = NICE) -> None:
     """The child: each job's result written as a frame (its size and index, then its marshal data), in order, then
     exit at once (os._exit: never the parent's exit handlers, never its buffered output written twice). A job the
     parent has made itself is passed over, and where the parent, taking in order, has made one at or past the next,
@@ -276,7 +317,8 @@ def _serve(jobs: Sequence[Callable[[], Any]], fd: int, marks: mmap.mmap | None =
     status = 1
     try:
         gc.disable()  # a short life: no collection walks (and copies) what the parent built
-        os.nice(NICE)
+        if nice:
+            os.nice(nice)
         # The parent's other files (a counting child's pipes) are not this child's to hold open: one stopped by the
         # closing of its pipe would otherwise wait for this child's end.
         os.closerange(3, fd)

@@ -427,6 +427,8 @@ def _gathered(
 
     rows = measure.calibrate(on_measured=heard if steps is not None else None).rows
     bars.heard_all()
+    if hasattr(checks, "count_done"):  # the count is done: the checks' child goes on at this process's priority
+        checks.count_done()
     largest = max(rows, key=lambda r: (r.count_with_head, -r.index)).index if rows else None
     limits = agent_limits(session, measure.policy)
     window = limits.window

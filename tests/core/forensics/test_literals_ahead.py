@@ -283,6 +283,50 @@ def test_where_the_parent_taking_in_order_catches_the_child_up_the_child_goes_on
         assert [ahead.take(k) for k in range(21)] == [0] + [None] * 15 + [16, 17, 18, 19, 20]
 
 
+def _open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def test_once_the_count_is_done_the_child_goes_on_at_its_parents_priority_keeping_what_it_made(tmp_path):
+    """count_done kills the niced child (a process may not lower its own nice), keeps its whole frames, cuts off the
+    frame the kill cut, and forks a child at the parent's priority for the jobs not made: the niced child made job 0
+    and was killed halfway through writing job 1's frame; the new one makes jobs 1 to 5, none twice."""
+    if os.nice(0) >= 19:
+        pytest.skip("this process already runs at the lowest priority")
+    go, ours = tmp_path / "go", os.nice(0)
+    made = tmp_path / "made"
+
+    def job(k: int):
+        def run() -> tuple[int, int]:
+            if k == 1 and os.nice(0) > ours:  # the niced child: half a frame written, then held until killed
+                fd = next(n for n in range(3, 1 << 16) if _open(n))  # the child holds its results' file alone
+                with made.open("a") as f:
+                    f.write(f"{k} ")
+                os.write(fd, (100).to_bytes(8, "little") + (1).to_bytes(4, "little") + b"half")
+                _held_until(go)()
+            with made.open("a") as f:
+                f.write(f"{k} ")
+            return k, os.nice(0)
+
+        return run
+
+    with JobsAhead([job(k) for k in range(6)], fork=True) as ahead:
+        assert ahead.pid is not None
+        _inside_the_first_job(go)
+        first = ahead.pid
+        ahead.count_done()
+        assert ahead.pid not in (None, first) and gone(first) and ahead.nice == 0 and ahead.restarted == 5
+        _all_made(ahead)
+        got = [ahead.take(k) for k in range(6)]
+    niced = min(19, ours + literals_ahead.NICE)
+    assert got == [(0, niced)] + [(k, ours) for k in range(1, 6)]
+    assert made.read_text().split() == ["0", "1", "1", "2", "3", "4", "5"]  # job 1 begun by each child, the rest once
+
+
 # A command that forks its jobs' child and is then killed (no `with` to reap the child): argv's first is the jobs' count.
 KILLED_PARENT = """
 import sys, time
