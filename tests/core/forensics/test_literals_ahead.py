@@ -192,11 +192,12 @@ def test_the_compaction_report_with_forked_checks_is_the_report_made_in_line(gen
     monkeypatch.setattr(os, "fork", counted_fork)
     # may_fork refuses while any other thread runs: one an earlier test left finishing must not decide this test
     monkeypatch.setattr(literals_ahead, "may_fork", lambda: True)
-    forked = compaction_report(generated).as_dict()  # forks its checks before the count
-    assert len(forks) == 1 and gone(forks[0])
+    forked = compaction_report(generated).as_dict()  # forks its checks before the count (again after it, if not done)
+    assert len(forks) in (1, 2) and all(gone(pid) for pid in forks)
+    made = len(forks)
     monkeypatch.setattr(literals_ahead, "may_fork", lambda: False)
     assert forked == compaction_report(generated).as_dict()
-    assert len(forks) == 1
+    assert len(forks) == made
 
 
 def test_the_compaction_report_from_the_trace_measure_is_the_one_from_the_cache_reports_own_count(generated, corpus_dev):
