@@ -22,7 +22,7 @@ GAP_MARKS = (300.0, 3600.0)  # the five-minute and one-hour lifetimes the timeli
 READ_PARTS = ("fresh", "cache_read", "output")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CacheRow:
     causes: RequestCauses
     priced: Priced
@@ -165,12 +165,13 @@ def totals_of(rows: Sequence[CacheRow], priced: bool = True) -> dict[str, Any]:
         tokens["output"] += u.output
         for cause, n in row.causes.causes.items():
             tokens[cause] += n
-        if row.priced.cost_usd is None:
+        parts = row.priced.parts()  # both worked out in one go (Priced keeps neither)
+        if parts is None:
             unpriced += 1
             continue
-        for part, usd in row.priced.cost_usd.items():
+        for part, usd in parts[0].items():
             cost[part] += usd
-        for cause, usd in (row.priced.waste_usd or {}).items():
+        for cause, usd in parts[1].items():
             waste[cause] += usd
         bill += row.priced.bill_usd or 0.0
     has_prices = priced and not unpriced

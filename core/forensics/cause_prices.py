@@ -56,28 +56,61 @@ class Pricer:
         return found.at(at) if found is not None else None
 
 
-@dataclass(frozen=True)
 class Priced:
-    """One request's bill by part (None when its model has no price), and the waste of each wasting write cause."""
+    """One request's bill by part (None when its model has no price), and the waste of each wasting write cause.
 
-    cost_usd: dict[str, float] | None
-    waste_usd: dict[str, float] | None
-    bill_usd: float | None
+    The parts are worked out from the request's causes each time they are asked for, not kept: a session's cache
+    report holds one of these a request for the window's whole life (two dicts and ten floats a request were 4.5 MiB
+    of the window's memory at 50,000 messages), and reads each request's parts only to add them up or show them."""
+
+    __slots__ = ("_row", "_prices", "bill_usd")
+
+    def __init__(self, row: RequestCauses | None, prices: ModelPrices | None, bill_usd: float | None) -> None:
+        self._row, self._prices, self.bill_usd = row, prices, bill_usd
+
+    @property
+    def cost_usd(self) -> dict[str, float] | None:
+        parts = self.parts()
+        return None if parts is None else parts[0]
+
+    @property
+    def waste_usd(self) -> dict[str, float] | None:
+        parts = self.parts()
+        return None if parts is None else parts[1]
+
+    def parts(self) -> tuple[dict[str, float], dict[str, float]] | None:
+        """(cost_usd, waste_usd) worked out at once (None when unpriced): what reads both asks for this."""
+        row, prices = self._row, self._prices
+        if row is None or prices is None or row.usage is None:
+            return None
+        u = row.usage
+        p = unit_prices(prices, u.reported_input)
+        cost = {"fresh": u.input * p.input, "cache_read": u.cache_read * p.read}
+        waste: dict[str, float] = {}
+        for span in row.spans:
+            hour = row.one_hour_tokens(span)
+            written = hour * p.write_1h + (span.tokens - hour) * p.write_5m
+            cost[span.cause] = cost.get(span.cause, 0.0) + written
+            if span.cause in READ_INSTEAD:
+                waste[span.cause] = waste.get(span.cause, 0.0) + max(0.0, written - span.tokens * p.read)
+        cost["output"] = u.output * p.output
+        return cost, waste
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Priced):
+            return NotImplemented
+        return (self.cost_usd, self.waste_usd, self.bill_usd) == (other.cost_usd, other.waste_usd, other.bill_usd)
+
+    def __hash__(self) -> int:
+        return hash(self.bill_usd)
+
+    def __repr__(self) -> str:
+        return f"Priced(cost_usd={self.cost_usd!r}, waste_usd={self.waste_usd!r}, bill_usd={self.bill_usd!r})"
 
 
 def price(row: RequestCauses, prices: ModelPrices | None) -> Priced:
     u = row.usage
     if u is None or prices is None:
         return Priced(None, None, None)
-    p = unit_prices(prices, u.reported_input)
-    cost = {"fresh": u.input * p.input, "cache_read": u.cache_read * p.read}
-    waste: dict[str, float] = {}
-    for span in row.spans:
-        hour = row.one_hour_tokens(span)
-        written = hour * p.write_1h + (span.tokens - hour) * p.write_5m
-        cost[span.cause] = cost.get(span.cause, 0.0) + written
-        if span.cause in READ_INSTEAD:
-            waste[span.cause] = waste.get(span.cause, 0.0) + max(0.0, written - span.tokens * p.read)
-    cost["output"] = u.output * p.output
     bill = prices.cost(u.input, u.cache_read, u.cache_write - u.cache_write_1h, u.cache_write_1h, u.output)
-    return Priced(cost, waste, bill)
+    return Priced(row, prices, bill)

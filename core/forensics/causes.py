@@ -45,7 +45,7 @@ REWRITE_WHY = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Span:
     """Written tokens [start, end) of one request, in the provider's counting, and their cause."""
 
@@ -86,7 +86,7 @@ class Rewrite:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RequestCauses:
     """One recorded request: what it reported, the spans its cache write is made of, and the evidence."""
 

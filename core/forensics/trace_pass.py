@@ -22,7 +22,7 @@ from foldscope.core.request.tokens import count_text
 from foldscope.core.request.trace import rounds_of, session_tools, trace_views, unseen_heads, use_unseen_rate
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Measured:
     """One recorded request as counted: its tokens (unseen head included), where it parts from the request
     before (None for the first and for one that only adds to the one before), the exact place its bytes part
