@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from foldscope.core.model.cost import LIFETIME_SECONDS
 from foldscope.core.model.running_sum import common_start
-from foldscope.core.model.shared_start import grown, since
+from foldscope.core.model.shared_start import since
 
 if TYPE_CHECKING:
     import msgspec
@@ -142,11 +142,16 @@ def automatic_read(common: int, rules: CacheRules) -> int:
 
 @dataclass
 class PrefixCache:
-    """The provider's cache as the trace goes: entries keyed by prefix identity, each with its expiry."""
+    """The provider's cache as the trace goes: entries keyed by prefix identity, each with its expiry.
+
+    The last request's chain is one list, the cache's own, cut back and grown in place each request (a request's
+    chain is read only until the next one's is made): a request costs what it changed, and every read of the chain
+    in the mark search is a list's, in C."""
 
     rules: CacheRules = field(default_factory=CacheRules)
     entries: dict[int, tuple[float, str]] = field(default_factory=dict)  # chain -> (expiry, lifetime)
-    _previous: tuple[Sequence[int], Layout] | None = None
+    _chain: list[int] = field(default_factory=list)  # the last request's prefix identities (chain_keys of its keys)
+    _previous: Layout | None = None  # the last request
 
     def _live(self, chain: int, at: float | None) -> bool:
         entry = self.entries.get(chain)
@@ -160,32 +165,35 @@ class PrefixCache:
         self.entries[chain] = (expiry, lifetime)
 
     def step(self, layout: Layout) -> CacheOutcome:
-        chain = self._chain(layout.keys)
+        keys, ends = layout.keys, layout.ends
+        tokens = ends[-1] if ends else 0  # layout.tokens, read once
+        chain, prev = self._chain, self._previous
         shared_blocks, change, rewritten = 0, "first", 0
-        if self._previous is not None:
-            prev_chain, prev = self._previous
-            shared_blocks = common_blocks(prev_chain, chain)
-            change = "append" if shared_blocks == len(prev_chain) else "rewrite"
-            if change == "rewrite":
-                rewritten = prev.tokens - prev.position(shared_blocks - 1)
-        self._previous = (chain, layout)
-        read, w5, w1 = self._cache(layout, chain)
-        return CacheOutcome(layout.tokens, read, w5, w1, layout.position(shared_blocks - 1), change, rewritten)
+        if prev is None:
+            chain[:] = chain_keys(keys)
+        else:
+            # chain_keys(keys), hashing only from the first key that differs from the previous request's: the
+            # chains agree before it, and the previous chain's rest is kept aside for common_blocks' compares
+            d = common_start(prev.keys, keys, equal=True)
+            was = chain[d:]
+            del chain[d:]
+            h = chain[d - 1] if d else 0
+            append = chain.append
+            for k in since(keys, d):
+                h = hash((h, k))
+                append(h)
+            shared_blocks = _common_blocks_after(d, was, chain)
+            if shared_blocks == d + len(was):
+                change = "append"
+            else:
+                change = "rewrite"
+                prev_ends = prev.ends
+                rewritten = (prev_ends[-1] if prev_ends else 0) - (prev_ends[shared_blocks - 1] if shared_blocks else 0)
+        self._previous = layout
+        read, w5, w1 = self._cache(layout, chain, tokens)
+        return CacheOutcome(tokens, read, w5, w1, ends[shared_blocks - 1] if shared_blocks else 0, change, rewritten)
 
-    def _chain(self, keys: Sequence) -> Sequence[int]:
-        """chain_keys(keys), hashing only from the first key that differs from the previous request's."""
-        if self._previous is None:
-            return chain_keys(keys)
-        prev_chain, prev = self._previous
-        d = common_start(prev.keys, keys, equal=True)
-        h = prev_chain[d - 1] if d else 0
-        new = []
-        for k in since(keys, d):
-            h = hash((h, k))
-            new.append(h)
-        return grown(prev_chain, d, new)  # shares the previous chain's whole chunks before d
-
-    def _cache(self, layout: Layout, chain: Sequence[int]) -> tuple[int, int, int]:
+    def _cache(self, layout: Layout, chain: list[int], tokens: int) -> tuple[int, int, int]:
         mode, at = self.rules.mode, layout.at
         if mode == "off" or not chain:
             return 0, 0, 0
@@ -196,7 +204,7 @@ class PrefixCache:
             return automatic_read(layout.position(hit), self.rules), 0, 0
         return self._marked(layout, chain)
 
-    def _marked(self, layout: Layout, chain: Sequence[int]) -> tuple[int, int, int]:
+    def _marked(self, layout: Layout, chain: list[int]) -> tuple[int, int, int]:
         marks = layout.marks
         if len(marks) > 1:
             marks = tuple(sorted(marks, key=_block))
@@ -211,24 +219,23 @@ class PrefixCache:
         hit = -1
         for top, low in _latest_ranges(marks, self.rules.lookback):
             # Each candidate read from the chain alone, never the range between two marks, which may span the request:
-            # the mark's own block first (where most reads hit), then the blocks before it as one slice of the chain.
+            # the mark's own block first (where most reads hit), then the blocks before it, latest first.
             entry = entries.get(chain[top])
             if entry is not None and (at is None or entry[0] >= at):  # _live, inline
                 hit = top
                 break
-            if top > low:
-                for b, key in zip(range(top - 1, low - 1, -1), reversed(chain[low:top])):
-                    entry = entries.get(key)
-                    if entry is not None and (at is None or entry[0] >= at):
-                        hit = b
-                        break
-                if hit >= 0:
+            for b in range(top - 1, low - 1, -1):
+                entry = entries.get(chain[b])
+                if entry is not None and (at is None or entry[0] >= at):
+                    hit = b
                     break
+            if hit >= 0:
+                break
         if hit >= 0:
             self._renew(chain[hit], at, entries[chain[hit]][1])
-        read = layout.position(hit)
-        done, writes = read, {"5m": 0, "1h": 0}
         ends = layout.ends
+        read = ends[hit] if hit >= 0 else 0  # layout.position(hit)
+        done, writes = read, {"5m": 0, "1h": 0}
         for m in marks:
             end = ends[m.block]
             if end < self.rules.min_tokens:
@@ -238,6 +245,22 @@ class PrefixCache:
                 done = end
             self._renew(chain[m.block], at, m.lifetime)
         return read, writes["5m"], writes["1h"]
+
+
+def _common_blocks_after(d: int, was: Sequence[int], chain: Sequence[int]) -> int:
+    """common_blocks(previous chain, chain) where the two agree on their first `d` items and the previous chain's
+    items from `d` on are `was`: the same compares in the same order, each one before `d` known equal."""
+    n = min(d + len(was), len(chain))
+    if n and (n <= d or was[n - 1 - d] == chain[n - 1]):
+        return n
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if mid < d or was[mid - d] == chain[mid]:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 def _block(mark: Mark) -> int:

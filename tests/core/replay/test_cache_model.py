@@ -1,10 +1,21 @@
 """The cache model on hand-built layouts whose reads and writes are worked out by hand."""
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache, automatic_read, chain_keys, simulate
+from foldscope.core.replay.cache_model import (
+    CacheRules,
+    Layout,
+    Mark,
+    PrefixCache,
+    _common_blocks_after,
+    automatic_read,
+    chain_keys,
+    common_blocks,
+    simulate,
+)
 
 
 def layout(blocks, sizes, marks=(), at=None):
@@ -142,10 +153,19 @@ cache_step = st.tuples(st.sampled_from(["grow", "cut", "fresh"]), st.integers(0,
 
 
 class WholeChain(PrefixCache):
-    """The reference: every request's prefix identities hashed from its first block."""
+    """The reference: every request's prefix identities hashed from its first block, and how much of the previous
+    request it shares found by common_blocks over the two whole chains."""
 
-    def _chain(self, keys):
-        return chain_keys(keys)
+    def step(self, layout):
+        prev_chain, prev = list(self._chain), self._previous
+        self._previous = None  # so the step hashes the whole chain afresh
+        out = PrefixCache.step(self, layout)
+        if prev is None:
+            return out
+        shared = common_blocks(prev_chain, self._chain)
+        change = "append" if shared == len(prev_chain) else "rewrite"
+        rewritten = prev.tokens - prev.position(shared - 1) if change == "rewrite" else 0
+        return msgspec.structs.replace(out, shared=layout.position(shared - 1), change=change, rewritten=rewritten)
 
 
 @settings(max_examples=200, deadline=None)
@@ -178,7 +198,17 @@ def test_the_cache_reads_and_writes_what_hashing_every_prefix_whole_gives(steps,
             got = fast.step(Layout(shown, ends, marks, float(at)))
             want = whole.step(Layout(tuple(keys), ends, marks, float(at)))
             assert got == want
-            assert list(fast._previous[0]) == chain_keys(keys)
+            assert fast._chain == chain_keys(keys)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 3), max_size=12), st.lists(st.integers(0, 3), max_size=12), st.data())
+def test_the_blocks_shared_found_past_a_known_start_are_common_blocks_of_the_whole_chains(a, b, data):
+    # Chains that agree on a start of d items (the keys before the first that differs), then anything: collisions
+    # included (few values), so agreeing again after parting; the same compares as over the whole chains.
+    d = data.draw(st.integers(0, min(len(a), len(b))))
+    b = a[:d] + b[d:]
+    assert _common_blocks_after(d, a[d:], b) == common_blocks(a, b)
 
 
 def every_candidate(marks, lookback):
