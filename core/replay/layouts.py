@@ -5,6 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from itertools import compress, count, islice
+from math import ceil
 from operator import is_not
 from typing import Any, NamedTuple
 
@@ -40,14 +41,15 @@ def with_hidden_head(keys: Sequence[Any], ends: Sequence[int], head_end: int) ->
 class _Laid(NamedTuple):
     """The last layout: its measurement's serial and parts, its keys and ends (hidden head included, as the Layout
     holds them), the counted tokens to each part's end, where its notes and protected members are (part indices),
-    whether a hidden head leads it, and its head part's key."""
+    whether a hidden head leads it, and its head part's key. The three lists are the Layouts' own, cut and grown in
+    place by the next layout."""
 
     serial: int
     keys: Shared[Any]
     ends: Shared[int]
     notes: list[int]
     members: list[int]
-    totals: Shared[int]
+    totals: list[int]
     parts: Sequence[Any]
     shift: int
     head_key: Any
@@ -203,29 +205,38 @@ class Layouts:
         prev = self._laid
         keep = 0
         if prev is not None and prev.shift == shift:
-            keep = kept_parts(prev.serial, prev.parts, prev.head_key, m, self._key)
-        # the kept parts' notes and members (sorted part indices), cut where the kept parts end
-        notes = prev.notes[: bisect_left(prev.notes, keep)] if prev is not None and keep else []
-        members = prev.members[: bisect_left(prev.members, keep)] if prev is not None and keep else []
-        # counted tokens to the end of each block, the head's included
-        total = prev.totals[keep - 1] if prev is not None and keep else self.head
+            # kept_parts, its commonest answer first: the counter laid `m` out from the measurement laid just before
+            keep = m.kept if m.since == prev.serial and m.since >= 0 else kept_parts(prev.serial, prev.parts, prev.head_key, m, self._key)
+        if prev is not None and keep:
+            # The kept parts' notes and members (sorted part indices) and running totals, cut where the kept parts
+            # end: the last layout's own lists, cut and grown in place (only the next layout reads them).
+            notes, members, totals = prev.notes, prev.members, prev.totals
+            if notes and notes[-1] >= keep:
+                del notes[bisect_left(notes, keep) :]
+            if members and members[-1] >= keep:
+                del members[bisect_left(members, keep) :]
+            del totals[keep:]
+            total = totals[-1]  # counted tokens to the end of the last kept block, the head's included
+            head_key = prev.head_key
+        else:
+            notes, members, totals = [], [], []
+            total = self.head
+            head_key = None
         keys: list[Any] = []
         ends: list[int] = []
-        totals: list[int] = []
         parts = since(m.parts, keep)  # the parts are shared: read from `keep`, no copy
-        head_key = prev.head_key if prev is not None and keep else None
         if not keep:
             head = next(parts, None)
             if head is not None:
                 total += head.tokens
                 totals.append(total)
-                ends.append(estimate(total, scale))
+                ends.append(ceil(round(total * scale, 6)))  # estimate(total, scale), without the call
                 head_key = self._key(m, 0, head)
                 keys.append(head_key)
         for i, part in enumerate(parts, keep or 1):
             total += part.tokens
             totals.append(total)
-            ends.append(estimate(total, scale))
+            ends.append(ceil(round(total * scale, 6)))  # estimate(total, scale), without the call
             message = part.message
             assert message is not None  # only the head (part 0) may have no message
             key = message.id  # _key's, without the call: a message's block is keyed by its id
@@ -236,19 +247,20 @@ class Layouts:
                 members.append(i)
         where = self._where
         if prev is not None and keep:  # the kept blocks' keys and ends are shared with the layout before, not copied
-            laid_keys, laid_ends = prev.keys.grown(keep + shift, keys), prev.ends.grown(keep + shift, ends)
-            laid_totals = prev.totals.grown(keep, totals)
-            for i, key in enumerate(since(prev.keys, keep + shift), keep + shift):  # the blocks not kept leave
-                if where.get(key) == i:
-                    del where[key]
-            where.update(zip(keys, count(keep + shift)))
+            at = keep + shift
+            old = prev.keys
+            laid_keys, laid_ends = old.grown(at, keys), prev.ends.grown(at, ends)
+            if len(old) > at:  # the blocks not kept leave
+                for i, key in enumerate(since(old, at), at):
+                    if where.get(key) == i:
+                        del where[key]
+            where.update(zip(keys, count(at)))
         else:
             laid_keys = Shared([HIDDEN_HEAD, *keys] if shift else keys)
             laid_ends = Shared([hidden, *ends] if shift else ends)
-            laid_totals = Shared(totals)
             where.clear()
             where.update(zip(laid_keys, count()))
-        self._laid = _Laid(m.serial, laid_keys, laid_ends, notes, members, laid_totals, m.parts, shift, head_key)
+        self._laid = _Laid(m.serial, laid_keys, laid_ends, notes, members, totals, m.parts, shift, head_key)
         return laid_keys, laid_ends
 
     def marks(self, previous_tail: Any) -> tuple[Mark, ...]:
