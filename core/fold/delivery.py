@@ -103,8 +103,7 @@ def mark_delivered(session: Session, ids: Iterable[str]) -> list[str]:
     known, stored, record = live.ids, live.stored, session.record
     added = []
     missing = None  # the first id the record lacks: a later mark must look at it again
-    for k in range(start, len(ids)):
-        mid = ids[k]
+    for k, mid in enumerate(ids[start:], start):  # one slice (a SharedView's is a tuple), not a Python index an id
         if mid not in known:
             if mid not in record:
                 missing = k if missing is None else missing
