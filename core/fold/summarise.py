@@ -148,12 +148,17 @@ def short_arguments(arguments: Any) -> str:
     return _json(shown)
 
 
+# json.dumps(value, ensure_ascii=False, default=str), whose arguments not being the defaults made it build a JSONEncoder
+# every call (a fold's note lists every call it folds, each argument dumped): the one encoder, made once, gives the same text.
+_dumps = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
 def _json(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return value if isinstance(value, str) else _dumps(value)
 
 
 def _clip(value: Any, limit: int) -> Any:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = value if isinstance(value, str) else _dumps(value)
     return value if len(text) <= limit else f"{text[:limit]}... ({len(text):,} chars)"
 
 

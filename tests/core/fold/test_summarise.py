@@ -97,3 +97,32 @@ def test_a_brief_writes_only_the_calls_that_can_show_and_says_how_many_lines_it_
         b.answer(text_of(n, k) + "\nsecond line\nthird")
     entries = [{"function": "read", "arguments": "x" * a, "output_chars": out, "index": i} for i, (a, out) in enumerate(calls)]
     assert brief(b.messages, entries, max_chars) == _brief_written_whole(b.messages, entries, max_chars)
+
+
+class _NotJson:
+    """What JSON cannot hold: written as its str (not its repr)."""
+
+    def __str__(self) -> str:
+        return "not json, é"
+
+    def __repr__(self) -> str:
+        return "NotJson()"
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=30) | st.just(_NotJson()),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_json_values)
+def test_a_calls_arguments_are_written_as_json_dumps_writes_them_unescaped_with_str_for_the_rest(value):
+    # The one encoder a note's call list reuses writes what json.dumps(value, ensure_ascii=False, default=str) does:
+    # non-ASCII as it is, what JSON cannot hold as its str; a string argument is shown as it is.
+    import json
+
+    from foldscope.core.fold.summarise import _json
+
+    assert _json(value) == (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str))
