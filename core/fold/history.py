@@ -210,18 +210,22 @@ class Folding:
                 for i in range(taken, end):
                     work.record.append(session.record[i])
                 joined = list(new)
-                work.view.extend(m.id for m in joined)
-            shared.extend(m.id for m in joined)
+            ids = [m.id for m in joined]
+            if self.arrivals is not None:
+                work.view.extend(ids)
+            shared.extend(ids)
             messages = messages.grown(len(messages), joined)
             taken = max(taken, end)
             if estimator is not None:
                 estimator.at(k)
             estimate = fold.estimate(messages)
-            replay.versions.append(ViewVersion(k, SharedView(shared, len(shared)), "request", estimate))
+            arrived = SharedView(shared, len(shared))  # the view as the request's messages joined it
+            replay.versions.append(ViewVersion(k, arrived, "request", estimate))
             runs, refusal = fold.prepare_request(estimate, check_calls=False)  # recorded views and the fold's
             if runs:  # only a fold changes the view between two requests
                 shared = list(work.view)
                 messages = Shared(work.record.all_of(shared))
+                arrived = SharedView(shared, len(shared))
             self.messages = messages
             for run in runs:
                 for record, view in zip(run.records, run.views):
@@ -233,10 +237,10 @@ class Folding:
                 replay.refusals[k] = refusal
                 floor = next((r.floor_estimate for r in reversed(runs) if r.floor_estimate is not None), None)
                 replay.floors[k] = fold.floor_estimate() if floor is None else floor
-                replay.versions.append(ViewVersion(k, SharedView(shared, len(shared)), "refused", refusal.estimate))
+                replay.versions.append(ViewVersion(k, arrived, "refused", refusal.estimate))
                 yield k
                 continue  # a refused request is not sent, so it delivers nothing
-            mark_delivered(work, SharedView(shared, len(shared)))
+            mark_delivered(work, arrived)  # the view sent: as it arrived, or as its folds left it
             yield k
         _arrive(work, [session.record[i] for i in range(taken, len(session.record))])
 
