@@ -231,19 +231,27 @@ class PrefixCache:
                     break
             if hit >= 0:
                 break
-        if hit >= 0:
-            self._renew(chain[hit], at, entries[chain[hit]][1])
         ends = layout.ends
-        read = ends[hit] if hit >= 0 else 0  # layout.position(hit)
-        done, writes = read, {"5m": 0, "1h": 0}
+        read = 0
+        if hit >= 0:
+            key = chain[hit]
+            self._renew(key, at, entries[key][1])
+            read = ends[hit]  # layout.position(hit)
+        done, writes, least = read, {"5m": 0, "1h": 0}, self.rules.min_tokens
         for m in marks:
-            end = ends[m.block]
-            if end < self.rules.min_tokens:
+            block, lifetime = m.block, m.lifetime
+            end = ends[block]
+            if end < least:
                 continue  # too short to cache: its tokens go with the next mark that is cached, or fresh
             if end > done:
-                writes[m.lifetime] += end - done
+                writes[lifetime] += end - done
                 done = end
-            self._renew(chain[m.block], at, m.lifetime)
+            # _renew, inline: an entry that outlives this mark's lifetime stays as it is
+            key = chain[block]
+            expiry = float("inf") if at is None else at + LIFETIME_SECONDS[lifetime]
+            old = entries.get(key)
+            if old is None or old[0] <= expiry:
+                entries[key] = (expiry, lifetime)
         return read, writes["5m"], writes["1h"]
 
 
