@@ -531,7 +531,6 @@ def _counted_first(
     if literals is None and found:
         with literal_checks(session, counted_after=True) as started:
             cache = counted_cache_report(session, policy, counter, summaries)
-            started.count_done()  # the count is done: the checks' child goes on at this process's priority
             return compaction_report(session, policy, counter, cache, started, found)
     return compaction_report(session, policy, counter, counted_cache_report(session, policy, counter, summaries), literals, found)
 

@@ -90,9 +90,11 @@ class JobsAhead:
         self.jobs = list(jobs)
         self.counted_after = counted_after  # the session file whose trace is counted after the fork (_start), if any
         self.pid: int | None = None
-        self._file: IO[bytes] | None = None
+        self._file: IO[bytes] | None = None  # the child's: where it writes its results
+        self._older: list[IO[bytes]] = []  # a child's forked before it (count_done), read for what they hold
+        self._dying: list[int] = []  # children killed at count_done, reaped by stop
         self._scanned = 0  # the file's bytes read for frames so far
-        self._where: dict[int, tuple[int, int]] = {}  # job -> (offset, size) of its result in the file
+        self._where: dict[int, tuple[int, int, int]] = {}  # job -> (file descriptor, offset, size) of its result
         # Shared with the child (an anonymous shared mapping made before the fork): what the parent made itself, so the
         # child never makes it too (MARKS_HEAD).
         self._marks: mmap.mmap | None = None
@@ -146,26 +148,34 @@ class JobsAhead:
         priority, to make the jobs it has not made. Niced, it had the second core only where the counting child left
         it; after the count it shared that core's time with the every-request table's child, niced alike, while the
         parent, once at its collect, made the checks still missing itself (47-63 of the 151 at 50k). A process cannot
-        lower its own nice without privilege, so the child is killed and reaped, its whole frames kept (a frame cut
-        by the kill is cut off the file), each job it wrote marked as made, and a new child forked. Where the child
-        has made every job, or never ran, nothing is done."""
+        lower its own nice without privilege, so the child is killed (reaped by stop: never waited for here), each
+        job it wrote whole marked as made and kept, and a new child forked to write into a file of its own. Where the
+        child has made every job, or never ran, nothing is done."""
         if self.pid is None or self._file is None or self._marks is None or self.nice == 0:
             return
-        self._reap()
-        self._scan()
-        fd = self._file.fileno()
         try:
-            os.ftruncate(fd, self._scanned)  # a frame the kill cut: never scanned, now gone
-            os.lseek(fd, self._scanned, os.SEEK_SET)  # the new child writes after the last whole frame
-        except OSError:
-            self._close_file()  # the jobs made so far are lost with it: every one not taken is made in-line
-            return
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        # Reaped by stop, not waited for here: a niced child on a busy machine may wait its turn to die.
+        self._dying.append(self.pid)
+        self.pid = None
+        self._scan()  # its whole frames so far; its file is never read again (what it writes as it dies is not read)
         for i in self._where:
             self._marks[MARKS_HEAD + i] = 1
         left = len(self.jobs) - len(self._where)
-        if left:
-            self.nice, self.restarted = 0, left
-            self._fork()
+        if not left:
+            return
+        try:
+            fresh = tempfile.TemporaryFile()
+        except OSError:
+            return  # the jobs it made are taken; every other is made in-line
+        self._older.append(self._file)
+        self._file, self._scanned = fresh, 0
+        self.nice, self.restarted = 0, left
+        if not self._fork():
+            fresh.close()
+            self._file = self._older.pop()
 
     def take(self, i: int, in_order: bool = False) -> Any:
         """Job i's result if the child has written it whole, else None, and the caller makes it: the child is told, so
@@ -179,7 +189,7 @@ class JobsAhead:
         if where is None:
             self._made_here(i, in_order)
             return None
-        data = os.pread(self._file.fileno(), where[1], where[0])
+        data = os.pread(*where)
         try:
             return marshal.loads(data)  # our own child's frame: data only
         except (EOFError, ValueError, TypeError):
@@ -204,27 +214,30 @@ class JobsAhead:
             size, i = int.from_bytes(head[:8], "little"), int.from_bytes(head[8:], "little")
             if len(os.pread(fd, 1, self._scanned + HEAD + size - 1)) < 1 and size:
                 return
-            self._where[i] = (self._scanned + HEAD, size)
+            self._where[i] = (fd, size, self._scanned + HEAD)
             self._scanned += HEAD + size
 
     def stop(self) -> None:
         """Kill and reap the child if it runs, and let go of its file."""
-        self._reap()
-        self._close_file()
-
-    def _reap(self) -> None:
         if self.pid is not None:
             try:
                 os.kill(self.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+            self._dying.append(self.pid)
+            self.pid = None
+        for pid in self._dying:
             try:
-                os.waitpid(self.pid, 0)
+                os.waitpid(pid, 0)
             except ChildProcessError:
                 pass
-            self.pid = None
+        self._dying.clear()
+        self._close_file()
 
     def _close_file(self) -> None:
+        for older in self._older:
+            older.close()
+        self._older.clear()
         if self._file is not None:
             self._file.close()
             self._file = None

@@ -417,17 +417,23 @@ def _gathered(
     # the count's own child as the last request is heard, so this process builds no encoder for them alone.
     summaries = [span.note.text for span in getattr(checks, "spans", ())]
     last = len(session.trace) - 1
+    beside: list[bool] = []  # whether a child counted beside this process, read as the last request is heard
 
     def heard(messages, first_round, m, meter) -> None:
         if steps is not None:
             steps.step(messages, first_round, m, meter)
         bars.hear(m)
-        if len(bars) - 1 == last and summaries:
-            measure.counter.count_ahead(summaries)
+        if len(bars) - 1 == last:
+            beside.append(measure.counter.ahead is not None)
+            if summaries:
+                measure.counter.count_ahead(summaries)
 
     rows = measure.calibrate(on_measured=heard if steps is not None else None).rows
     bars.heard_all()
-    if hasattr(checks, "count_done"):  # the count is done: the checks' child goes on at this process's priority
+    if beside == [True] and hasattr(checks, "count_done"):
+        # The counting child's core is free: the checks' child, niced below it, goes on at this process's priority
+        # (JobsAhead.count_done). Where no child counted (the machine had no core to spare), it stays niced: at this
+        # process's priority it would take this process's time.
         checks.count_done()
     largest = max(rows, key=lambda r: (r.count_with_head, -r.index)).index if rows else None
     limits = agent_limits(session, measure.policy)

@@ -67,8 +67,8 @@ def _in_line_page(path: Path, out: Path, monkeypatch) -> bytes:
 def test_the_page_made_with_a_child_is_the_page_made_in_line_on_a_generated_session(generated, tmp_path, monkeypatch):
     started = _forks(monkeypatch)
     forked = _page(generated, tmp_path / "a.html")
-    # before the count, the same jobs' again at its end where they were not all made (JobsAhead.count_done), the
-    # every-request table's after it
+    # before the count, the same jobs' again at its end where a child counted and they were not all made
+    # (JobsAhead.count_done), the every-request table's after it
     assert len(started) in (2, 3) and all(gone(pid) for pid in started)
     assert forked == _in_line_page(generated, tmp_path / "b.html", monkeypatch)
     assert b"compaction" in forked and forked.count(b"<li class=req>") > 100
@@ -82,10 +82,15 @@ def test_the_page_made_with_a_child_is_the_page_made_in_line_on_dev_corpus_files
     assert started and all(gone(pid) for pid in started)
 
 
-def test_a_child_killed_at_once_leaves_the_same_page(generated, tmp_path, monkeypatch):
+@pytest.mark.parametrize("counting_child", [False, True])
+def test_a_child_killed_at_once_leaves_the_same_page(generated, tmp_path, monkeypatch, counting_child):
+    """Every child killed as soon as it is forked: with a counting child, the checks' child forked again at the count's
+    end (JobsAhead.count_done) too."""
+    if counting_child:
+        counted_here_with_a_child(monkeypatch)
     started = _forks(monkeypatch, kill=True)
     forked = _page(generated, tmp_path / "a.html")
-    assert len(started) == 3 and all(gone(pid) for pid in started)
+    assert len(started) == (3 if counting_child else 2) and all(gone(pid) for pid in started)
     assert forked == _in_line_page(generated, tmp_path / "b.html", monkeypatch)
 
 
@@ -146,21 +151,29 @@ def test_the_summaries_are_counted_by_the_counts_child_never_here_and_the_page_i
     assert not summaries & set(counted_here)
 
 
+def _niced_child_holds(monkeypatch) -> None:
+    """The niced checks' child makes no check (killed at the count's end or at the page's), so it has not made them
+    all when the count is done, however fast the machine."""
+    ours, real_parts = os.nice(0), literals_ahead.Span.parts
+
+    def parts(self):
+        while os.nice(0) > ours:
+            time.sleep(0.01)
+        return real_parts(self)
+
+    monkeypatch.setattr(literals_ahead.Span, "parts", parts)
+
+
 def test_the_checks_child_goes_on_at_the_pages_priority_once_the_count_is_done(generated, tmp_path, monkeypatch):
     """Niced below the counting child while the count runs, the checks' child is forked again at the parent's own
     priority once the count is done (JobsAhead.count_done), so it is not left a niced share of the second core beside
     the every-request table's child while the parent makes the checks it has not; the page is the same."""
     if os.nice(0) >= 19:
         pytest.skip("this process already runs at the lowest priority")
+    expected = _in_line_page(generated, tmp_path / "b.html", monkeypatch)
+    counted_here_with_a_child(monkeypatch)
     _forks(monkeypatch)
-    ours, real_parts = os.nice(0), literals_ahead.Span.parts
-
-    def parts(self):
-        while os.nice(0) > ours:  # the niced child makes no check: killed at the count's end
-            time.sleep(0.01)
-        return real_parts(self)
-
-    monkeypatch.setattr(literals_ahead.Span, "parts", parts)
+    _niced_child_holds(monkeypatch)
     niced: list[tuple[int, int]] = []
     real = JobsAhead._fork
 
@@ -172,4 +185,27 @@ def test_the_checks_child_goes_on_at_the_pages_priority_once_the_count_is_done(g
     forked = _page(generated, tmp_path / "a.html")
     checks_and_segments, rows = niced[0][0], niced[-1][0]
     assert niced == [(checks_and_segments, literals_ahead.NICE), (checks_and_segments, 0), (rows, literals_ahead.NICE)]
+    assert forked == expected
+
+
+def test_where_no_child_counted_the_checks_child_stays_niced(generated, tmp_path, monkeypatch):
+    """A count with no counting child had no core to spare: at the parent's priority the checks' child would take the
+    parent's time, so it is not forked again; the page is the same."""
+    if os.nice(0) >= 19:
+        pytest.skip("this process already runs at the lowest priority")
+    from foldscope.core.request.counting import backend
+
+    monkeypatch.setattr(backend, "free_core", lambda: False)
+    started = _forks(monkeypatch)
+    _niced_child_holds(monkeypatch)
+    niced: list[int] = []
+    real = JobsAhead._fork
+
+    def fork(self):
+        niced.append(self.nice)
+        return real(self)
+
+    monkeypatch.setattr(JobsAhead, "_fork", fork)
+    forked = _page(generated, tmp_path / "a.html")
+    assert niced == [literals_ahead.NICE, literals_ahead.NICE] and all(gone(pid) for pid in started)
     assert forked == _in_line_page(generated, tmp_path / "b.html", monkeypatch)
