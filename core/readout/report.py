@@ -460,13 +460,7 @@ def _gathered(
         head=head,
     )
     if rows_ahead:
-        # The every-request table needs the count, nothing after it: its rows are made in a child forked now, on the
-        # other core, while the cost sections are made here (core.forensics.literals_ahead; write_report stops it).
-        from foldscope.core.forensics.literals_ahead import JobsAhead
-
-        ahead = JobsAhead(every_request_jobs(measure, window.tokens if window else None, mini_bar, largest_of, data.bars, head))
-        data.helpers.append(ahead)
-        data.every_request = lambda j: ahead.take(j, in_order=True)  # the page takes its rows in order
+        _rows_ahead(data, window.tokens if window else None)
     try:
         data.sections = [
             summary_section(data),
@@ -483,6 +477,16 @@ def _gathered(
             helper.stop()
         raise
     return data
+
+
+def _rows_ahead(data: ReportData, window: int | None) -> None:
+    """The every-request table needs the count, nothing after it: its rows are made in a child forked now, on the other
+    core, while the cost sections are made here (core.forensics.literals_ahead; write_report stops it)."""
+    from foldscope.core.forensics.literals_ahead import JobsAhead
+
+    ahead = JobsAhead(every_request_jobs(data.measure, window, mini_bar, largest_of, data.bars, data.head))
+    data.helpers.append(ahead)
+    data.every_request = lambda j: ahead.take(j, in_order=True)  # the page takes its rows in order
 
 
 def render(data: ReportData, now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> str:
