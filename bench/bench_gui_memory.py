@@ -2,7 +2,10 @@
 bench_scale.py's `gui launch`) until the library holds the session, its resident memory read every 2 ms with every
 thread's stack kept at each new high, and each named step of the load marked.
 
-    .venv/bin/python bench/bench_gui_memory.py FILE [--free-core]
+    .venv/bin/python bench/bench_gui_memory.py FILE [--free-core] [--edit]
+
+`--edit` makes bench_gui_before_after's edit (an Evict of the view's last message, as soon as the session's actions
+are on) and marks it, so a load with an edit in it is read too.
 
 Prints each step's resident memory (MiB) as it starts and ends, on whichever thread runs it; at each paint (the first
 step, the counted document, the stored one) what the process's memory is made of: anonymous and file-backed pages
@@ -172,6 +175,7 @@ def main() -> int:
         action="store_true",
         help="take the second core as free (a child counts ahead), on a machine whose other work would say not",
     )
+    parser.add_argument("--edit", action="store_true", help="an Evict of the view's last message once the actions are on")
     args = parser.parse_args()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     if args.free_core:  # as bench_gui_before_after's --free-core
@@ -197,14 +201,29 @@ def main() -> int:
             window.repaint()  # every panel painted once: what a person sees
             lines.append(f"{time.time() - STARTED:7.2f} s {resident_mib():7.1f} MiB  ** {name} painted: {made_of()}")
 
+        edited: list[bool] = []
+
+        def editable(doc) -> None:  # bench_gui_before_after's edit, marked
+            if not args.edit or edited or not window.session_actions.evict_action.isEnabled():
+                return
+            from foldscope.core.actions.commands import Evict
+
+            edited.append(True)
+            last = doc.index_of(doc.session.view[-1])
+            lines.append(f"{time.time() - STARTED:7.2f} s {resident_mib():7.1f} MiB  > the edit")
+            window.session_actions.editor.do(Evict([last]), f"evict of #{last}")
+            app.processEvents()  # the panels redrawn from it
+            lines.append(f"{time.time() - STARTED:7.2f} s {resident_mib():7.1f} MiB  < the edit")
+
         window.record_shown.connect(lambda doc: painted("first step"))
-        window.document_counted.connect(lambda doc: painted("counted document"))
-        window.document_loaded.connect(lambda doc: (painted("stored document"), loop.quit()))
+        window.document_counted.connect(lambda doc: (painted("counted document"), editable(doc)))
+        window.document_loaded.connect(lambda doc: (editable(doc), painted("stored document"), loop.quit()))
         window.load_failed.connect(lambda line: loop.quit())
         lines.append(f"{time.time() - STARTED:7.2f} s {resident_mib():7.1f} MiB  the window open, no session: {made_of()}")
         window.open_path(args.file)
         loop.exec()
-        window.close()
+        if not edited:  # an edited session would ask whether to keep its changes
+            window.close()
         app.processEvents()
     print("\n".join(lines))
     with open("/proc/self/status") as status:
