@@ -21,7 +21,7 @@ from foldscope.core.request.trace_resume import TraceResume
 Report = Callable[[int, int, str], None]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RequestFacts:
     """One request of the trace as drawn: its view, its estimate and what the provider reported."""
 
