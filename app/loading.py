@@ -13,7 +13,11 @@ from foldscope.core.readout.cost_facts import document_cache
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.opening import open_document, release_freed
 
-FILL_EVERY_S = 0.1  # how often the timeline hears the counts so far: often enough to watch, rarely enough to be cheap
+# How often the timeline hears the counts so far: often enough to watch, rarely enough to be cheap. Each hearing is a
+# paint of the loading timeline and the busy bar on the GUI thread, which the measure waits on for the interpreter:
+# at 0.1 s a 50,000-message load painted 97 times (0.40 s of the GUI thread's CPU before complete), and a load on a
+# busy machine, its measure slower by the clock, over a thousand times (1.9 s).
+FILL_EVERY_S = 0.2
 # How long the library's import waits for the window to paint the counted document. The two share one interpreter
 # lock: run together, each takes about half of it, and the timeline's first paint of 50,000 messages doubles.
 # The import waits instead (the window needs nothing from it to show and edit the session); never longer than this.

@@ -443,3 +443,29 @@ def test_the_load_gives_its_freed_memory_back_while_the_window_paints_and_before
     # while the window paints; once it has (its paint's); the memo pickled
     assert moments[cache:dump] == ["document_cache", "given back", "given back", "given back"]
     assert moments[dump:imported] == ["dump_session_to", "given back"]
+
+
+def test_the_timeline_hears_the_counts_five_times_a_second(monkeypatch):
+    """Each hearing of the counts so far is a paint of the loading timeline and the busy bar on the GUI thread, which
+    the measure waits on for the interpreter: 2,000 requests counted over two seconds are heard at most every 0.2 s
+    (11 times, the last request's included; 21 at 0.1 s), and the counts heard last are all of them."""
+    now = [0.0]
+    monkeypatch.setattr(loading_module.time, "monotonic", lambda: now[0])
+
+    class Heard:
+        def __init__(self) -> None:
+            self.interims: list = []
+
+        def report(self, *args) -> None:
+            pass
+
+        def interim(self, value) -> None:
+            self.interims.append(value)
+
+    heard = Heard()
+    fill = loading_module.TraceFill(heard)
+    for k in range(2000):
+        now[0] = 1.0 + k * 0.001
+        fill(k, 2000, k)
+    assert 1 < len(heard.interims) <= 11
+    assert heard.interims[-1].counts == tuple(range(2000))
