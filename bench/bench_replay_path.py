@@ -15,6 +15,13 @@ group and half of all the strategies' CPU. Without a spare core the tokenizer's 
 estimate is an upper bound there. The wall measured and the load average are printed beside it, and the command's
 own process's CPU (the parent's: imports, read, measure, its share of the strategies, the results read back).
 
+The serial part is split where it goes: `read` (the parent's CPU when the file is read, imports included), the
+calibrating measure's CPU in the parent, the part of it spent counting batches the counting child had not taken
+(stolen: CountsAhead._count_here), and the counting child's CPU (its start during the read included). On a loaded
+machine the child gets less of its core and the parent counts more, which `serial` counts as serial; `the same,
+measure shared` counts the measure as the larger of the parent's own work in it and half of both processes' work,
+as the two cores share it on an idle machine, so it moves less with the load.
+
 `--before DIR` runs each replay twice a round, alternated, once with DIR on PYTHONPATH (a `git archive` of another
 commit unpacked as DIR/foldscope) and once as this tree, and ends with the median of each figure both ways and their
 ratio. `--free-core` starts the counting child whatever the machine's load (core.request.counting.backend.free_core
@@ -63,9 +70,43 @@ if os.environ.get("BENCH_AHEAD_ONLY"):  # the measure waits for the counting chi
     from foldscope.core.request.counting import ahead
 
     ahead.WAIT_FOR_START, ahead.COUNT_WHILE_WAITING = True, False
-from foldscope.core.replay import lab, parallel
+from foldscope.core.replay import lab, layouts, parallel
 
 run_strategy, run_forked = lab.run_strategy, parallel.run_forked
+stolen = [0.0]  # the parent's CPU counting batches the counting child had not taken (CountsAhead._count_here)
+
+
+def children_cpu():
+    t = os.times()
+    return t.children_user + t.children_system
+
+
+try:  # a tree without these names is timed without the measure's split
+    from foldscope.core.cli import replay as cli_replay
+    from foldscope.core.request.counting import ahead as counting_ahead
+
+    read_session, count_here, make_layouts = cli_replay.read_session, counting_ahead.CountsAhead._count_here, layouts.Layouts.__init__
+
+    def timed_read(*args, **kwargs):
+        session = read_session(*args, **kwargs)
+        note(read=cpu())
+        return session
+
+    def timed_count_here(self, batch):
+        before = cpu()
+        count_here(self, batch)
+        stolen[0] += cpu() - before
+
+    def timed_layouts(self, *args, **kwargs):
+        before, kids = cpu(), children_cpu()
+        make_layouts(self, *args, **kwargs)
+        # the counting child is stopped and reaped when the measure ends: its CPU is the children's by then
+        note(measure=cpu() - before, counting_child=children_cpu() - kids, stolen=stolen[0])
+
+    cli_replay.read_session, counting_ahead.CountsAhead._count_here = timed_read, timed_count_here
+    layouts.Layouts.__init__ = timed_layouts
+except (ImportError, AttributeError):
+    pass
 
 
 def timed_strategy(session, name, *args, **kwargs):
@@ -115,7 +156,31 @@ def run(path: str, strategies: str, tree: str | None = None, free_core: bool = F
     fork = next((n for n in lines if "fork" in n), None)
     end = next(n for n in lines if "end" in n)
     runs = [n for n in lines if "strategy" in n]
-    return {"serial": fork["fork"] if fork else None, "runs": runs, "cpu": end["end"], "own": end["own"], "wall": end["wall"]}
+    read = next((n["read"] for n in lines if "read" in n), None)
+    measure = next((n for n in lines if "measure" in n), None)
+    got = {"serial": fork["fork"] if fork else None, "runs": runs, "cpu": end["end"], "own": end["own"], "wall": end["wall"]}
+    got["read"] = read
+    got["measure"] = measure["measure"] if measure else None
+    got["counting_child"] = measure["counting_child"] if measure else None
+    got["stolen"] = measure["stolen"] if measure else None
+    got["shared"] = shared_serial(got)
+    return got
+
+
+def shared_serial(got: dict) -> float | None:
+    """The serial part with the measure shared as the two cores share it: the parent's CPU to the fork, its measure
+    counted as the larger of the parent's own work in it (its CPU less the batches it counted for the counting child,
+    `stolen`) and half of the measure's work in both processes (the parent's and the counting child's, whose start
+    during the read is counted in it: an upper bound). Where the parent counts more on a loaded machine the child
+    counts less, so this moves less with the load than `serial`, which counts all the parent's counting as serial."""
+    serial, measure, child, stolen = got["serial"], got["measure"], got["counting_child"], got["stolen"]
+    if serial is None or measure is None or child is None or stolen is None:
+        return None
+    return serial - measure + max(measure - stolen, (measure + child) / 2)
+
+
+def seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f} s"
 
 
 def idle_wall(serial: float, runs: list[dict]) -> float:
@@ -135,8 +200,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ahead-only", action="store_true", help="the measure waits for the counting child, counting nothing itself")
     args = parser.parse_args(argv)
     trees: list[tuple[str, str | None]] = [("", None)] if not args.before else [(" (before)", args.before), (" (after)", None)]
-    print("| file | serial CPU | strategies' CPU (where) | command CPU | idle 2-core wall (estimate) | wall here | load | process CPU |")
-    print("|---|---:|---|---:|---:|---:|---|---:|")
+    print(
+        "| file | serial CPU | read | measure: parent (stolen), counting child | strategies' CPU (where) | command CPU "
+        "| idle 2-core wall (estimate) | the same, measure shared | wall here | load | process CPU |"
+    )
+    print("|---|---:|---:|---|---|---:|---:|---:|---:|---|---:|")
     seen: dict[tuple[str, str], list[dict]] = {}
     for path in args.files:
         for k in range(args.repeat):
@@ -146,20 +214,25 @@ def main(argv: list[str] | None = None) -> int:
                 runs = ", ".join(f"{r['strategy']} {r['cpu']:.2f} s ({'parent' if r['parent'] else 'child'})" for r in got["runs"])
                 if got["serial"] is None:  # one process: no fork (a single strategy, or no fork allowed)
                     got["estimate"] = got["cpu"]
+                    got["estimate_shared"] = None
                     serial = "-"
                 else:
                     got["estimate"] = idle_wall(got["serial"], got["runs"])
+                    got["estimate_shared"] = idle_wall(got["shared"], got["runs"]) if got["shared"] is not None else None
                     serial = f"{got['serial']:.2f} s"
                 got["children"] = sum(r["cpu"] for r in got["runs"] if not r["parent"])
                 seen.setdefault((path, label), []).append(got)
                 name = Path(path).name + label
+                measured = (
+                    f"{got['measure']:.2f} s ({got['stolen']:.2f}), {got['counting_child']:.2f} s" if got["measure"] is not None else "-"
+                )
                 print(
-                    f"| {name} | {serial} | {runs} | {got['cpu']:.2f} s | {got['estimate']:.2f} s | {got['wall']:.2f} s | {load} "
-                    f"| {got['own']:.2f} s |",
+                    f"| {name} | {serial} | {seconds(got['read'])} | {measured} | {runs} | {got['cpu']:.2f} s | {got['estimate']:.2f} s "
+                    f"| {seconds(got['estimate_shared'])} | {got['wall']:.2f} s | {load} | {got['own']:.2f} s |",
                     flush=True,
                 )
     if args.before:
-        figures = ("own", "serial", "children", "cpu", "estimate", "wall")
+        figures = ("own", "serial", "read", "measure", "counting_child", "shared", "children", "cpu", "estimate", "estimate_shared", "wall")
         print("\nmedians, after / before:")
         print("| file | " + " | ".join(figures) + " |")
         print("|---|" + "---:|" * len(figures))

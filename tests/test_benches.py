@@ -199,8 +199,13 @@ SMOKES = (
     Smoke(
         "bench_replay_path.py",
         ("{file}",),
-        # serial CPU "-": the replay ran its strategies in one process (no second core free for a fork, as under load)
-        (r"\| file \| serial CPU \| strategies' CPU \(where\)", r"\| session.jsonl \| ([\d.]+ s|-) \| adr "),
+        # serial CPU "-": the replay ran its strategies in one process (no second core free for a fork, as under load); the
+        # read and the measure are timed either way (the measure's CPU in the parent, what it counted for the counting
+        # child, the child's CPU), and the estimate with the measure shared is given where a fork ran
+        (
+            r"\| file \| serial CPU \| read \| measure: parent \(stolen\), counting child \| strategies' CPU \(where\)",
+            r"\| session.jsonl \| ([\d.]+ s|-) \| [\d.]+ s \| [\d.]+ s \([\d.]+\), [\d.]+ s \| adr .* \| ([\d.]+ s|-) \| [\d.]+ s \| [\d.]+ ",
+        ),
     ),
     Smoke(
         "bench_replay_scale.py",
