@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # imported where used: declaring the flags (every command's p
     from foldscope.core.model.policy import PolicyChoice
     from foldscope.core.model.session import Session
     from foldscope.core.request.count import Counter
+    from foldscope.core.request.counting.during_read import DuringRead
     from foldscope.core.request.measure import Measure
 
 # The flags that are no policy key: a per-call ceiling, a profile, a prices file.
@@ -195,13 +196,27 @@ __all__ = [
 ]
 
 
-def read_session(path: Any, input_format: str | None = None, sample: str | None = None) -> Session:
-    """A session file read for a command, with its reader's warnings said on stderr (`say_warnings`)."""
+def read_session(path: Any, input_format: str | None = None, sample: str | None = None, during: DuringRead | None = None) -> Session:
+    """A session file read for a command, with its reader's warnings said on stderr (`say_warnings`). `during`: a
+    child forked partway through the read counts the record's start (core.request.counting.during_read); in that
+    child this never returns."""
     from foldscope.core.formats import load_session
     from foldscope.core.request.counting.backend import hint
 
     hint(path)  # about to be read and counted: a counting child the count will want starts during the read
-    session = load_session(path, input_format, sample)
+    if during is not None:
+        during.arm()
+    try:
+        session = load_session(path, input_format, sample)
+    except BaseException:
+        if during is not None:
+            during.failed()  # in the forked child: it exits here, never into the command's own handling
+        raise
+    finally:
+        if during is not None:
+            during.disarm()
+    if during is not None:
+        during.read_ended(session)  # the forked child counts, answers and exits here
     say_warnings(session.warnings)
     return session
 

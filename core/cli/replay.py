@@ -165,8 +165,11 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
         say_warnings(session.warnings)
         measure = measure_from_args(args, session, opened.counter)
     else:
-        session = read_session(path, sample=sample)
+        early = _during_read(path, args, args_dict) if sample is None else None
+        session = read_session(path, sample=sample, during=early)
         measure = measure_from_args(args, session)
+        if early is not None:  # the record's start, counted by the child forked during the read
+            early.seed(measure.counter, session.record)
     # One file's strategies at once in forked processes (core.replay.parallel): a folder's files already go through
     # a pool, which replays each file in its own process with `workers` 1, never a pool inside a pool.
     strategies = args.strategy or list(STRATEGIES)
@@ -198,6 +201,16 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
 
         result.update(library_facts(opened, keep(opened, path, db, sample)))
     return result
+
+
+def _during_read(path: str, args: Any, args_dict: dict[str, Any]) -> Any:
+    """A child to count the record's start while the rest of one file is read (core.request.counting.during_read), where
+    the replay may use more than one process (`workers`) and the file is worth it; else None."""
+    from foldscope.core.request.counting import during_read
+
+    if (args_dict.get("workers") or 1) < 2 or not during_read.wanted(path):
+        return None
+    return during_read.DuringRead(path, lambda session: measure_from_args(args, session).policy)
 
 
 def _say(line: str) -> None:

@@ -6,7 +6,7 @@ import functools
 import json
 import os
 from array import array
-from collections.abc import Iterator, Sized
+from collections.abc import Callable, Iterator, Sized
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -36,12 +36,20 @@ class SessionBuilder(Protocol):
     def warn(self, line: int, text: str) -> None: ...
 
 
+# Where the next read may hand the file's start to another process (core.request.counting.during_read): (byte offset,
+# call), taken by the next iter_json_lines, or None. The call is made once, at the first line starting at or past the
+# offset; where it answers True (the forked child), the read ends before that line, as if the file ended there.
+split_at: tuple[int, Callable[[], bool]] | None = None
+
+
 def iter_json_lines(path: Path, builder: SessionBuilder) -> Iterator[tuple[int, int, Any]]:
     """Yield (line number, byte offset, parsed value) for every non-blank line, one line in memory at a time.
 
     A line that is not JSON (or not UTF-8) is skipped with a warning naming it: on the last line it is the usual sign
     of a session cut off mid-write; in the middle, a damaged line, whose place is marked by a `gap` event.
     """
+    global split_at
+    split, split_at = split_at, None
     try:
         handle = open(path, "rb")
     except OSError as exc:
@@ -60,6 +68,10 @@ def iter_json_lines(path: Path, builder: SessionBuilder) -> Iterator[tuple[int, 
         for number, raw in enumerate(iter(functools.partial(handle.readline, LONG_LINE), b""), 1):
             if len(raw) == LONG_LINE and raw[-1] != 10:  # cut at LONG_LINE bytes, before its newline: read it whole
                 raw = _whole_line(handle, raw)
+            if split is not None and offset >= split[0]:
+                ends_here, split = split[1](), None
+                if ends_here:
+                    break
             ints.append(number)  # the line's int, which the record's index and the requests share (FullRecord)
             starts.append(offset)
             start, offset = offset, offset + len(raw)

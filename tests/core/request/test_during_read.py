@@ -1,0 +1,143 @@
+"""The record's start counted by a child forked during the read gives the replay made with none, a child that dies
+or never answers leaves it all to the measure and is reaped, and a count is taken only for the parent's own message
+objects (core.request.counting.during_read)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.request.counting import during_read
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+
+# A fresh process, as the command is: the CLI's replay of one file with the child forked at FRACTION of the read (no
+# file too small for it), its answer waited for whatever the load; it prints the JSON and, on stderr's last line, how
+# many counts were seeded and whether the child was reaped.
+REPLAY = """
+import io, json, os, sys
+from foldscope.core.request.counting import during_read
+during_read.MIN_BYTES = 0
+during_read.FRACTION = float(sys.argv[2])
+during_read.WAIT_SECONDS = 120.0
+seen = {"seeded": 0, "pids": []}
+seed = during_read.DuringRead.seed
+def spy(self, counter, record):
+    seen["pids"].append(self._pid)
+    seen["seeded"] = seed(self, counter, record)
+    return seen["seeded"]
+during_read.DuringRead.seed = spy
+if sys.argv[3] == "dies":  # the child ends before it answers
+    during_read.answer = lambda session, policy: os._exit(3)
+if sys.argv[3] == "slow":  # the child answers long after the measure starts (a busy machine)
+    during_read.WAIT_SECONDS = 0.2
+    answer = during_read.answer
+    def slow(session, policy):
+        import time
+        time.sleep(30)
+        return answer(session, policy)
+    during_read.answer = slow
+from foldscope.core.cli.main import main
+out, sys.stdout = sys.stdout, io.StringIO()
+try:
+    main(["replay", sys.argv[1], "--json", "--per-request", "--workers", "2", *sys.argv[4:]])
+except SystemExit:
+    pass
+printed, sys.stdout = sys.stdout.getvalue(), out
+reaped = []
+for pid in seen["pids"]:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+        reaped.append(False)
+    except ChildProcessError:
+        reaped.append(True)
+print(printed)
+print(json.dumps({"seeded": seen["seeded"], "reaped": reaped}), file=sys.stderr)
+"""
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory) -> Path:
+    """A generated Claude Code session that repeats nothing (bench/fresh_session.py)."""
+    from fresh_session import generate
+
+    path = tmp_path_factory.mktemp("fresh") / "s.jsonl"
+    generate(path, 600)
+    return path
+
+
+def _replayed(path: Path, fraction: float, how: str, *flags: str, local: bool = False) -> tuple[dict, dict]:
+    env = {k: v for k, v in os.environ.items() if k != "FOLDSCOPE_COUNTING"}
+    if local:
+        env["FOLDSCOPE_COUNTING"] = "local"  # no child at all: every count in-line, every strategy here
+    done = subprocess.run(
+        [sys.executable, "-c", REPLAY, str(path), str(fraction), how, *flags], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout), json.loads(done.stderr.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("flags", [(), ("--ceiling", "30000"), ("--result-max", "2000")], ids=["default", "ceiling", "result bound"])
+@pytest.mark.parametrize("fraction", [0.1, 0.5, 0.9])
+def test_the_record_start_counted_during_the_read_gives_the_replay_made_with_no_child(generated, fraction, flags):
+    in_line, none = _replayed(generated, fraction, "answers", *flags, local=True)
+    forked, seen = _replayed(generated, fraction, "answers", *flags)
+    assert none["seeded"] == 0 and seen["seeded"] > 20  # the child counted bodies, and the switch kept it off
+    assert seen["reaped"] == [True]
+    assert forked == in_line
+
+
+def test_under_caching_the_child_counts_nothing_and_the_replay_is_the_same(generated):
+    # the measure keys its results by the first round it decides, which the child's part of the file may not
+    in_line, _ = _replayed(generated, 0.5, "answers", "--caching", local=True)
+    forked, seen = _replayed(generated, 0.5, "answers", "--caching")
+    assert seen["seeded"] == 0 and seen["reaped"] == [True]
+    assert forked == in_line
+
+
+@pytest.mark.parametrize("how", ["dies", "slow"])
+def test_a_child_that_dies_or_is_late_leaves_all_to_the_measure_and_is_reaped(generated, how):
+    in_line, _ = _replayed(generated, 0.5, "answers", local=True)
+    forked, seen = _replayed(generated, 0.5, how)
+    assert seen["seeded"] == 0 and seen["reaped"] == [True]
+    assert forked == in_line
+
+
+def _message(mid: str, text: str) -> Message:
+    return Message(mid, "instruction", None, {"instruction": text})
+
+
+def test_a_count_is_taken_only_for_the_parents_own_message_object():
+    kept, remade = _message("a", "one"), _message("b", "two")
+    record = FullRecord([kept, remade])
+    answered = [
+        ((kept, "text", None, None), 3),
+        ((_message("b", "two"), "text", None, None), 4),  # the same id and text, another object: the parent's read made it again
+        ((_message("c", "three"), "text", None, None), 5),  # a message the parent's record does not hold
+        ((remade, "tool_result", "call", None, ((kept, 0, None),), 1), 6),
+        ((remade, "tool_result", "call", None, ((_message("a", "one"), 0, None),), 1), 7),  # its original another object
+    ]
+    counts = during_read.taken(during_read._dumps([((key, (None, False)), n) for key, n in answered]), record)
+    assert counts == {
+        ((kept, "text", None, None), (None, False)): 3,
+        ((remade, "tool_result", "call", None, ((kept, 0, None),), 1), (None, False)): 6,
+    }
+
+
+def test_no_child_where_the_switch_keeps_counting_here_or_the_file_is_small(tmp_path, monkeypatch):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"{}\n" * 10)
+    monkeypatch.setattr(during_read, "MIN_BYTES", 0)
+    monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
+    assert during_read.wanted(path)
+    monkeypatch.setenv("FOLDSCOPE_COUNTING", "local")
+    assert not during_read.wanted(path)
+    monkeypatch.delenv("FOLDSCOPE_COUNTING")
+    monkeypatch.setattr(during_read, "MIN_BYTES", 1 << 20)
+    assert not during_read.wanted(path)
