@@ -20,7 +20,9 @@ calibrating measure's CPU in the parent, the part of it spent counting batches t
 (stolen: CountsAhead._count_here), and the counting child's CPU (its start during the read included). On a loaded
 machine the child gets less of its core and the parent counts more, which `serial` counts as serial; `the same,
 measure shared` counts the measure as the larger of the parent's own work in it and half of both processes' work,
-as the two cores share it on an idle machine, so it moves less with the load.
+as the two cores share it on an idle machine, so it moves less with the load. Where a child forked during the read
+counts the record's start (core.request.counting.during_read), the measure's cell says how many counts it gave and how
+long the parent waited for them (wall: a wait, not CPU, so no estimate holds it).
 
 `--before DIR` runs each replay twice a round, alternated, once with DIR on PYTHONPATH (a `git archive` of another
 commit unpacked as DIR/foldscope) and once as this tree, and ends with the median of each figure both ways and their
@@ -107,6 +109,20 @@ try:  # a tree without these names is timed without the measure's split
     layouts.Layouts.__init__ = timed_layouts
 except (ImportError, AttributeError):
     pass
+try:  # the record's start counted by a child forked during the read, where the tree has it
+    from foldscope.core.request.counting import during_read
+
+    seed = during_read.DuringRead.seed
+
+    def timed_seed(self, counter, record):
+        before = time.perf_counter()
+        n = seed(self, counter, record)
+        note(seeded=n, seed_wall=time.perf_counter() - before)
+        return n
+
+    during_read.DuringRead.seed = timed_seed
+except ImportError:
+    pass
 
 
 def timed_strategy(session, name, *args, **kwargs):
@@ -164,6 +180,9 @@ def run(path: str, strategies: str, tree: str | None = None, free_core: bool = F
     got["counting_child"] = measure["counting_child"] if measure else None
     got["stolen"] = measure["stolen"] if measure else None
     got["shared"] = shared_serial(got)
+    seeded = next((n for n in lines if "seeded" in n), None)
+    got["seeded"] = seeded["seeded"] if seeded else None
+    got["seed_wall"] = seeded["seed_wall"] if seeded else None  # the parent's wait for the during-read child's answer
     return got
 
 
@@ -226,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
                 measured = (
                     f"{got['measure']:.2f} s ({got['stolen']:.2f}), {got['counting_child']:.2f} s" if got["measure"] is not None else "-"
                 )
+                if got["seeded"] is not None:  # what the child forked during the read counted, and the parent's wait for it
+                    measured += f"; {got['seeded']:,} counted during the read, waited {got['seed_wall']:.2f} s"
                 print(
                     f"| {name} | {serial} | {seconds(got['read'])} | {measured} | {runs} | {got['cpu']:.2f} s | {got['estimate']:.2f} s "
                     f"| {seconds(got['estimate_shared'])} | {got['wall']:.2f} s | {load} | {got['own']:.2f} s |",

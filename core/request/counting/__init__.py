@@ -1,8 +1,9 @@
 """Counting in child processes: the tokenizer's forked helper (helper), counting ahead in a spawned child (ahead),
 both serving the child's loop (child), a small input's later half in a forked one (later_half), chosen by the Counter's
-backend (backend), and one file's strategies in forked workers (core.replay.parallel) and `inspect --db`'s store
-(core.cli.store_child), all under one switch: FOLDSCOPE_COUNTING=local keeps every count (and every replay and store)
-in the process that asked for it; unset, or `child`, lets a child count, replay or store where it repays its start."""
+backend (backend), a long file's start counted while the rest is read (during_read), and one file's strategies in
+forked workers (core.replay.parallel) and `inspect --db`'s store (core.cli.store_child), all under one switch:
+FOLDSCOPE_COUNTING=local keeps every count (and every replay and store) in the process that asked for it; unset, or
+`child`, lets a child count, replay or store where it repays its start."""
 
 from __future__ import annotations
 
