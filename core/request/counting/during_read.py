@@ -13,10 +13,12 @@ the child made of a message the parent's read made again differently is never ta
 
 from __future__ import annotations
 
+import mmap
 import os
 import pickle
-import select
-from collections.abc import Callable
+import tempfile
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from foldscope.core.model.session import FullRecord, Message, Session
@@ -25,7 +27,8 @@ from foldscope.core.request.counting import children_allowed, one_thread
 
 FRACTION = 0.25  # where the read forks: the child's counting should end about when the parent's read does
 MIN_BYTES = 32 << 20  # a smaller file is read and measured soon enough: the fork and the second encoder would not repay
-WAIT_SECONDS = 1.0  # the parent waits this long at most for an answer the child has not begun; then it stops the child
+WAIT_SECONDS = 0.1  # the parent waits this long at most for the child to end; then it takes what the child has written
+CHUNK_WINDOWS = 4  # windows (ahead.WINDOW record messages each) counted between two writes of the child's counts
 _GONE = object()  # a message of the child's that the parent's record does not hold as the same object
 
 
@@ -43,15 +46,19 @@ def wanted(path: Any) -> bool:
 
 class DuringRead:
     """One read's child counting the record's start: `arm` before the read, `read_ended(session)` right after it (in
-    the child it counts, answers and exits, never returning), `seed(counter, record)` before the measure, `close`."""
+    the child it counts, writes its counts and exits, never returning), `seed(counter, record)` before the measure.
+
+    The child writes its counts a few windows at a time (CHUNK_WINDOWS) to a file it shares with the parent, and says
+    when it is done in a byte of shared memory: where it is still counting when the measure starts (a busy machine),
+    the parent waits at most WAIT_SECONDS, then stops it and takes what it had written, the record's start first."""
 
     def __init__(self, path: Any, policy_of: Callable[[Session], Any]) -> None:
         self._policy_of = policy_of  # the policy the measure will count under, made from a session as the command does
         self._cut = int(os.path.getsize(path) * FRACTION)
         self._child = False
         self._pid: int | None = None
-        self._up: int | None = None
-        self._down: int | None = None
+        self._file: Any = None  # the counts written so far, each chunk its length then its pickle
+        self._done: mmap.mmap | None = None  # one byte: 1 once the child has written all it counts
         self.seeded = 0  # counts taken into the parent's counter (for tests and benchmarks)
 
     def arm(self) -> None:
@@ -71,19 +78,16 @@ class DuringRead:
         """At the cut: True in the child (its read ends there), False in the parent (it reads on)."""
         if not one_thread():
             return False
-        up, down = os.pipe()
         try:
+            self._file, self._done = tempfile.TemporaryFile(), mmap.mmap(-1, 1)
             pid = os.fork()
         except OSError:
-            os.close(up)
-            os.close(down)
+            self._let_go()
             return False
         if pid == 0:
-            os.close(up)
-            self._child, self._down = True, down
+            self._child = True
             return True
-        os.close(down)
-        self._pid, self._up = pid, up
+        self._pid = pid
         return False
 
     def failed(self) -> None:
@@ -92,52 +96,57 @@ class DuringRead:
             os._exit(1)
 
     def read_ended(self, session: Session) -> None:
-        """After the read: in the child, count the record's start, write the counts down the pipe and exit (os._exit:
+        """After the read: in the child, count the record's start, writing the counts as it goes, and exit (os._exit:
         never the parent's exit handlers, never its output); in the parent, nothing."""
         if not self._child:
             return
         code = 1
         try:
-            assert self._down is not None
-            data = answer(session, self._policy_of(session))
-            with os.fdopen(self._down, "wb") as pipe:
-                pipe.write(data)
+            assert self._file is not None and self._done is not None
+            fd = self._file.fileno()
+            for counts in answer(session, self._policy_of(session)):
+                data = _dumps(counts)
+                os.write(fd, len(data).to_bytes(8, "little") + data)
+            self._done[0] = 1
             code = 0
         finally:
             os._exit(code)
 
     def seed(self, counter: Any, record: FullRecord) -> int:
-        """Take the child's counts into `counter` (those whose messages the record holds as the child held them) and
-        reap the child; none where it has not begun its answer within WAIT_SECONDS, failed or is not there."""
-        up = self._up
-        if up is None:
+        """Take the child's counts into `counter` (those whose messages the record holds as the child held them): all of
+        them once it is done, waiting WAIT_SECONDS at most, else those it has written by then (or before it died); the
+        child is stopped and reaped first, so what is read is whole. None where it failed or is not there."""
+        if self._pid is None or self._file is None or self._done is None:
             return 0
-        data = b""
+        deadline = time.monotonic() + WAIT_SECONDS
+        while not self._done[0] and time.monotonic() < deadline:
+            if os.waitpid(self._pid, os.WNOHANG)[0]:  # it died: what it wrote is all there is
+                self._pid = None
+                break
+            time.sleep(0.005)
+        self.close()
+        counts: dict[Any, int] = {}
         try:
-            ready, _, _ = select.select([up], [], [], WAIT_SECONDS)
-            if ready:
-                chunks = []
-                while chunk := os.read(up, 1 << 20):
-                    chunks.append(chunk)
-                data = b"".join(chunks)
+            data = os.pread(self._file.fileno(), os.fstat(self._file.fileno()).st_size, 0)
         except OSError:
             data = b""
-        self.close()
-        if not data:
-            return 0
-        try:
-            counts = taken(data, record)
-        except Exception:  # an answer cut short (the child died writing it): nothing taken, all counted as before
-            return 0
+        at = 0
+        while at + 8 <= len(data):
+            size = int.from_bytes(data[at : at + 8], "little")
+            if at + 8 + size > len(data):
+                break  # a chunk the child was writing when it was stopped
+            try:
+                counts.update(taken(data[at + 8 : at + 8 + size], record))
+            except Exception:  # a chunk not whole after all: the rest is counted as before
+                break
+            at += 8 + size
+        self._let_go()
         counter.seed(counts, {}, {})
         self.seeded = len(counts)
         return self.seeded
 
     def close(self) -> None:
         """Stop the child if it still runs, and reap it."""
-        if self._up is not None:
-            os.close(self._up)
-            self._up = None
         pid, self._pid = self._pid, None
         if pid is not None:
             try:
@@ -146,12 +155,20 @@ class DuringRead:
                 pass
             os.waitpid(pid, 0)
 
+    def _let_go(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if self._done is not None:
+            self._done.close()
+            self._done = None
 
-def answer(session: Session, policy: Any) -> bytes:
-    """In the child: each block body's count of the record it read, by the counter's key (block_key, policy key), the
-    keys' messages written as (id, place in memory) pairs (taken). Under caching the measure keys its blocks by the
-    first round it decides, so nothing is counted here; nor a block whose message has unseen parts, counted at the
-    session's unseen rate, which a part of the file may not give."""
+
+def answer(session: Session, policy: Any) -> Iterator[list[tuple[Any, int]]]:
+    """In the child: each block body's count of the record it read, by the counter's key (block_key, policy key), a few
+    windows at a time from the record's start, the keys' messages written as (id, place in memory) pairs (taken).
+    Under caching the measure keys its blocks by the first round it decides, so nothing is counted here; nor a block
+    whose message has unseen parts, counted at the session's unseen rate, which a part of the file may not give."""
     from foldscope.core.request import tokens
     from foldscope.core.request.compile import block_key
     from foldscope.core.request.count import policy_key
@@ -161,12 +178,15 @@ def answer(session: Session, policy: Any) -> bytes:
     from foldscope.core.request.plan import CompileError
 
     if policy.caching:
-        return _dumps([])
+        return
     record, pk = session.record, policy_key(policy)
     count, windowed = tokens.counter(), tokens.windowed()
     seen: set[Any] = set()
     counts: list[tuple[Any, int]] = []
     for lo in range(0, len(record), WINDOW):
+        if counts and lo % (CHUNK_WINDOWS * WINDOW) == 0:
+            yield counts
+            counts = []
         for spec in window_blocks(record, lo, min(len(record), lo + WINDOW)):
             if UNSEEN_TEXT in spec.message.metadata:
                 continue
@@ -181,7 +201,8 @@ def answer(session: Session, policy: Any) -> bytes:
             if windowed and has_long_piece(text):
                 continue  # merged in windows by the counter itself (core.request.long_pieces)
             counts.append((key, count(text) + images_of(spec)))
-    return _dumps(counts)
+    if counts:
+        yield counts
 
 
 def _dumps(counts: list[tuple[Any, int]]) -> bytes:

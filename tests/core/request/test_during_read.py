@@ -35,14 +35,21 @@ def spy(self, counter, record):
 during_read.DuringRead.seed = spy
 if sys.argv[3] == "dies":  # the child ends before it answers
     during_read.answer = lambda session, policy: os._exit(3)
-if sys.argv[3] == "slow":  # the child answers long after the measure starts (a busy machine)
-    during_read.WAIT_SECONDS = 0.2
+if sys.argv[3] == "slow":  # the child counts long after the measure starts (a busy machine)
+    during_read.WAIT_SECONDS = 0.5
     answer = during_read.answer
     def slow(session, policy):
         import time
-        time.sleep(30)
-        return answer(session, policy)
+        time.sleep(60)
+        yield from answer(session, policy)
     during_read.answer = slow
+if sys.argv[3] == "partial":  # the child is stopped after its first windows' counts
+    during_read.CHUNK_WINDOWS = 1
+    answer = during_read.answer
+    def partial(session, policy):
+        yield next(answer(session, policy))
+        os._exit(3)
+    during_read.answer = partial
 from foldscope.core.cli.main import main
 out, sys.stdout = sys.stdout, io.StringIO()
 try:
@@ -106,6 +113,14 @@ def test_a_child_that_dies_or_is_late_leaves_all_to_the_measure_and_is_reaped(ge
     in_line, _ = _replayed(generated, 0.5, "answers", local=True)
     forked, seen = _replayed(generated, 0.5, how)
     assert seen["seeded"] == 0 and seen["reaped"] == [True]
+    assert forked == in_line
+
+
+def test_a_child_stopped_partway_gives_the_counts_it_wrote_and_the_measure_counts_the_rest(generated):
+    in_line, _ = _replayed(generated, 0.9, "answers", local=True)
+    _, whole = _replayed(generated, 0.9, "answers")
+    forked, seen = _replayed(generated, 0.9, "partial")
+    assert 0 < seen["seeded"] < whole["seeded"] and seen["reaped"] == [True]
     assert forked == in_line
 
 
