@@ -22,7 +22,7 @@ machine the child gets less of its core and the parent counts more, which `seria
 measure shared` counts the measure as the larger of the parent's own work in it and half of both processes' work,
 as the two cores share it on an idle machine, so it moves less with the load. Where a child forked during the read
 counts the record's start (core.request.counting.during_read), the measure's cell says how many counts it gave and how
-long the parent waited for them (wall: a wait, not CPU, so no estimate holds it).
+long the parent took to take them (wall, its wait included, which no estimate holds; and its CPU, which `serial` holds).
 
 `--before DIR` runs each replay twice a round, alternated, once with DIR on PYTHONPATH (a `git archive` of another
 commit unpacked as DIR/foldscope) and once as this tree, and ends with the median of each figure both ways and their
@@ -115,9 +115,9 @@ try:  # the record's start counted by a child forked during the read, where the 
     seed = during_read.DuringRead.seed
 
     def timed_seed(self, counter, record):
-        before = time.perf_counter()
+        before, spent = time.perf_counter(), cpu()
         n = seed(self, counter, record)
-        note(seeded=n, seed_wall=time.perf_counter() - before)
+        note(seeded=n, seed_wall=time.perf_counter() - before, seed_cpu=cpu() - spent)
         return n
 
     during_read.DuringRead.seed = timed_seed
@@ -183,6 +183,7 @@ def run(path: str, strategies: str, tree: str | None = None, free_core: bool = F
     seeded = next((n for n in lines if "seeded" in n), None)
     got["seeded"] = seeded["seeded"] if seeded else None
     got["seed_wall"] = seeded["seed_wall"] if seeded else None  # the parent's wait for the during-read child's answer
+    got["seed_cpu"] = seeded["seed_cpu"] if seeded else None  # and its own work taking the counts
     return got
 
 
@@ -246,7 +247,9 @@ def main(argv: list[str] | None = None) -> int:
                     f"{got['measure']:.2f} s ({got['stolen']:.2f}), {got['counting_child']:.2f} s" if got["measure"] is not None else "-"
                 )
                 if got["seeded"] is not None:  # what the child forked during the read counted, and the parent's wait for it
-                    measured += f"; {got['seeded']:,} counted during the read, waited {got['seed_wall']:.2f} s"
+                    measured += (
+                        f"; {got['seeded']:,} counted during the read, taken in {got['seed_wall']:.2f} s ({got['seed_cpu']:.2f} s CPU)"
+                    )
                 print(
                     f"| {name} | {serial} | {seconds(got['read'])} | {measured} | {runs} | {got['cpu']:.2f} s | {got['estimate']:.2f} s "
                     f"| {seconds(got['estimate_shared'])} | {got['wall']:.2f} s | {load} | {got['own']:.2f} s |",

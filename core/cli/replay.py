@@ -164,6 +164,7 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
         session = opened.session
         say_warnings(session.warnings)
         measure = measure_from_args(args, session, opened.counter)
+        early = None
     else:
         early = _during_read(path, args, args_dict) if sample is None else None
         session = read_session(path, sample=sample, during=early)
@@ -182,6 +183,8 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
         said=_say,
         rows=bool(args.per_request),
     )
+    if early is not None:
+        early.close()  # the child that counted during the read, reaped now that it is long gone
     result["file"] = str(path)
     result["format"] = session.format
     result["ceiling"] = {"tokens": measure.ceiling, "source": measure.resolution.source, "why": measure.resolution.why}

@@ -124,7 +124,11 @@ class DuringRead:
                 self._pid = None
                 break
             time.sleep(0.005)
-        self.close()
+        if self._pid is not None:
+            try:  # stopped, so it writes nothing more; reaped once it is gone (close), not waited for here
+                os.kill(self._pid, 9)
+            except ProcessLookupError:
+                pass
         counts: dict[Any, int] = {}
         try:
             data = os.pread(self._file.fileno(), os.fstat(self._file.fileno()).st_size, 0)
@@ -143,10 +147,13 @@ class DuringRead:
         self._let_go()
         counter.seed(counts, {}, {})
         self.seeded = len(counts)
+        if self._pid is not None and os.waitpid(self._pid, os.WNOHANG)[0]:
+            self._pid = None
         return self.seeded
 
     def close(self) -> None:
-        """Stop the child if it still runs, and reap it."""
+        """Stop the child if it still runs, and reap it (a killed child's exit frees a copy of the parent's pages: under
+        load that took half a second, so the command reaps it once its replay is done)."""
         pid, self._pid = self._pid, None
         if pid is not None:
             try:
