@@ -60,12 +60,17 @@ def common_start(a: Sequence[T], b: Sequence[T], *, equal: bool = False) -> int:
 def _between_shared(a: Shared, b: Shared, n: int, differ: Callable) -> int:
     """common_start of two Shareds: whole chunks that are the same objects hold the same items, so they are skipped a
     chunk at a time; from there the two chunks at each place are compared as tuples, in C, until they part."""
-    ca, cb = a.chunks, b.chunks
-    c = common_start(ca, cb)
+    ca, cb = a._chunks, b._chunks
+    if ca is cb:  # grown one from the other within a chunk (a trace's next view): every whole chunk shared
+        c = len(ca)
+    else:
+        c = min(len(ca), len(cb))
+        if ca[:c] != cb[:c]:  # tuples of tuples compared in C, each item by identity first
+            c = common_start(ca, cb)
     lo = c << _shared.SHIFT
     while lo < n:
-        x = ca[c] if c < len(ca) else a.last
-        y = cb[c] if c < len(cb) else b.last
+        x = ca[c] if c < len(ca) else a._last
+        y = cb[c] if c < len(cb) else b._last
         m = min(len(x), len(y), n - lo)
         if m < len(x):
             x = x[:m]

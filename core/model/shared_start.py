@@ -63,6 +63,8 @@ class Shared(Sequence[T], Generic[T]):
         n = self._n
         if not 0 <= keep <= n:
             raise IndexError(f"keep {keep} outside 0..{n}")
+        if keep == n and not new:
+            return self  # the same items (a Shared never changes): a layout's list that a request left as it was
         out: Shared[T] = _new(Shared)
         chunks = self._chunks
         c = keep >> SHIFT

@@ -117,6 +117,8 @@ class Counter(Tokenising):
         self._images: dict[Any, int] = {}  # a block's image tokens by its memo key, until its body is counted
         self._texts: dict[bytes, int] = {}  # plain texts counted apart (a response's thinking), by their SHA-256
         self._recent: list[Laid] = []
+        self._sizes: list[int] = []  # each recent view's length, asked once when kept (a Shared's len is a Python call)
+        self._head: tuple | None = None  # the last head's (tuple, system messages, unseen rate, part)
         self._serial = 0
         # One thread by default: on this 2-core machine, shared with other work, tiktoken's thread
         # pool measured slower than counting the segments one after another (docs/performance.md).
@@ -211,11 +213,10 @@ class Counter(Tokenising):
             first_round if policy is not None and policy.caching else None,
             marks,
         )
-        n = len(messages)
-        recent = self._recent
-        sizes = [len(state.messages) for state in recent]  # each asked once: a Shared's len is a Python call
+        size = len(messages)
+        recent, sizes = self._recent, self._sizes
         for i in range(len(recent) - 1, -1, -1):
-            if sizes[i] != n:
+            if sizes[i] != size:
                 continue  # one_replaced's first test, asked here: nearly every request adds to the one before
             state = recent[i]
             found = one_replaced(state, messages, inputs, record, inputs[5])
@@ -237,7 +238,7 @@ class Counter(Tokenising):
         def keys_of(rec, specs):
             return memo_keys(specs, rec, policy, first_round, plain)
 
-        if base is not None and p < len(base.messages) and p < len(messages):  # parts from base: perhaps only a few messages differ
+        if base is not None and p < len(base.messages) and p < size:  # parts from base: perhaps only a few messages differ
             splice = spliced(
                 base, messages, p, inputs, self._serial, record=record, tools=tools, first_round=first_round,
                 caching=policy is not None and policy.caching, keys_of=keys_of,
@@ -260,7 +261,7 @@ class Counter(Tokenising):
         self._count_laid(laid, record, policy, first_round)
         if base is not None and laid.since == base.serial:
             laid.top = carried_top(base, laid.kept)
-            if p == len(base.messages) == len(messages):
+            if p == len(base.messages) == size:
                 laid.refs = base.refs  # the same messages: the same references (core.request.count_splice)
         kept = laid.kept + 1 if base is not None and base.head == laid.head else 0
         return self._remembered(laid, kept)
@@ -269,10 +270,17 @@ class Counter(Tokenising):
         """Keep `laid` among the recent layouts and measure it: the head (system and tools) plus its blocks."""
         if len(self._recent) >= self.KEEP:
             self._recent.pop(0)
+            self._sizes.pop(0)
         self._recent.append(laid)
-        head_key, _, head_glue = laid.head
-        head_owner = laid.system[0] if laid.system else None
-        head = new_part(head_owner, "system", self._lookup(head_key, head_glue) + self.system_extra(laid.system))
+        self._sizes.append(len(laid.messages))
+        known = self._head
+        if known is not None and known[0] is laid.head and known[1] is laid.system and known[2] == self.unseen_rate:
+            head = known[3]  # a layout extended from another keeps its head's tuple: the same part
+        else:
+            head_key, _, head_glue = laid.head
+            head_owner = laid.system[0] if laid.system else None
+            head = new_part(head_owner, "system", self._lookup(head_key, head_glue) + self.system_extra(laid.system))
+            self._head = (laid.head, laid.system, self.unseen_rate, head)
         total = head.tokens + laid.total
         return Measurement(total, Headed(head, laid.parts), laid.serial, laid.since, kept, laid)
 
@@ -320,14 +328,18 @@ class Counter(Tokenising):
         """Count the blocks from laid.kept on (`n` of them, else all): tokenise new bodies, then fill parts and running counts."""
         start = laid.kept
         # The blocks to count as plain lists, indexed from `start`: reading a Shared item by item costs a call each.
-        flat, keys = list(islice(laid.flat.since(start), n)), list(islice(laid.keys.since(start), n))
+        if n is None:
+            flat, keys = list(laid.flat.since(start)), list(laid.keys.since(start))
+        else:
+            flat, keys = list(islice(laid.flat.since(start), n)), list(islice(laid.keys.since(start), n))
         bodies = self._memo(laid.inputs[2])
         new_keys, texts, ready = self._new_bodies(laid, flat, keys, bodies, record, policy, first_round)
         self._tokenise(new_keys, texts, bodies)
         for key, made in ready.items():
             bodies[key] = made + self._images.pop(key, 0)
         # The role of the block after the n closes the last one's glue.
-        self._fill_parts(laid, flat, keys, list(islice(laid.roles.since(start), None if n is None else n + 1)), bodies)
+        roles = list(laid.roles.since(start)) if n is None else list(islice(laid.roles.since(start), n + 1))
+        self._fill_parts(laid, flat, keys, roles, bodies)
 
     def _new_bodies(self, laid: Laid, flat: list, keys: list, bodies: dict, record, policy, first_round) -> tuple[list, list, dict]:
         """The memo keys and texts to tokenise for laid's blocks from laid.kept on (its head's too), in two lists, and the
@@ -581,6 +593,8 @@ class Counter(Tokenising):
 
     def clear(self) -> None:
         self._recent.clear()
+        self._sizes.clear()
+        self._head = None
         self._bodies.clear()
         self._other.clear()
         self._glue.clear()

@@ -370,6 +370,8 @@ def shared(base: Laid, messages: Sequence[Message], inputs: tuple) -> int:
 
 
 _kind_of = attrgetter("kind")
+_HEAD_GLUE = ('messages":[' + "]}", 'messages":[' + '{"content":[{"')  # a head's glue: no block, then some
+_tokens_of = attrgetter("tokens")
 
 
 def start_of(base: Laid, p: int) -> tuple[int, int, int] | None:
@@ -434,6 +436,7 @@ def lay_out(
     caching = policy is not None and policy.caching
     ext = _extension(base, p, messages, record) if base is not None and not base.irregular else None
     new: list[Message]
+    appended = False  # the view adds to base's and is re-planned from base's end (_extension's first case)
     if ext is None:
         base, new = None, []
         system = tuple(m for m in messages if m.kind == "system")
@@ -445,6 +448,7 @@ def lay_out(
         assert base is not None  # an extension is found only from a base
         system = base.system
         seq, cut, k, by_id, tail, new = ext
+        appended = tail is new
     planned, irregular = plan_runs(tail, by_id, record)
     if irregular and base is not None and cut > 0:
         return _whole(messages, inputs, serial, record, policy, tools, first_round, marks, keys_of)
@@ -459,14 +463,20 @@ def lay_out(
     if placed is not None and placed[5] is not None:
         flat = flat.replaced(*placed[5])
     stable = placed[3] if placed is not None else None
+    head_glue = _HEAD_GLUE[k > 0 or bool(tail_flat)]  # whether the view has a block (flat's length is k + the tail's)
     if base is not None and base.stable == stable:
-        head = base.head[1]  # the same system messages, tools (in `inputs`) and stable mark: the same head, not rendered
+        # the same system messages, tools (in `inputs`) and stable mark: the same head, not rendered (nor its tuple)
+        head_t = base.head if base.head[2] == head_glue else (base.head[0], base.head[1], head_glue)
     else:
         head = request_head(Plan(system, (), caching, stable), tools)
-    head_t = (("head", head), head, 'messages":[' + ('{"content":[{"' if flat else "]}"))
+        head_t = (("head", head), head, head_glue)
     # The block before the re-planned ones keeps its key but may change its glue: it is counted again.
     kept = max(k - 1, 0) if base is not None else 0
-    keys = grown(base.keys if base is not None else None, kept, keys_of(record, flat.since(kept)))
+    if appended and placed is None:
+        assert base is not None
+        keys = base.keys.grown(k, keys_of(record, tail_flat))  # block k-1 keeps its key: no mark moved
+    else:
+        keys = grown(base.keys if base is not None else None, kept, keys_of(record, flat.since(kept)))
     if isinstance(messages, Shared):
         view = messages  # immutable: kept as it is
     elif base is not None:
@@ -474,12 +484,16 @@ def lay_out(
     else:
         view = Shared(messages)
     if base is not None:
-        aruns, roles = base.aruns.grown(base.aruns.bisect_left((cut,)), new_aruns), base.roles.grown(k, tail_roles)
+        if not appended:
+            aruns = base.aruns.grown(base.aruns.bisect_left((cut,)), new_aruns)
+        else:  # re-planned from base's end, past every run it lists
+            aruns = base.aruns.grown(len(base.aruns), new_aruns) if new_aruns else base.aruns
+        roles = base.roles.grown(k, tail_roles)
         # base's parts and running counts as they are: the counter grows them once from `kept` (Counter._fill_parts)
         parts, cum, since, kept_tokens = base.parts, base.cum, base.serial, None
         if len(base.parts) - kept < (kept & _shared.MASK):
             # Fewer blocks left behind than kept in the last chunk (a request that adds to the one before): subtract those.
-            kept_tokens = base.total - sum(p.tokens for p in base.parts.since(kept))
+            kept_tokens = base.total - sum(map(_tokens_of, base.parts.since(kept)))
     else:
         aruns, roles, parts, cum, since, kept_tokens = Shared(new_aruns), Shared(tail_roles), Shared(), Shared(), -1, None
     notes, ends, members, _, marked, _, _ = placed if placed is not None else ([], [], [], None, {}, None, None)
@@ -496,6 +510,21 @@ def _extension(
     and flat positions to re-plan from, the messages its plan may look up by id, the messages to plan, the view's
     messages past p); None when it must be planned whole (a system message among the new or dropped ones, a copy
     whose original is neither among those looked up nor in the record)."""
+    if p == len(base.messages):  # nearly every request of a trace adds to the one before
+        new = list(_shared.since(messages, p))
+        kinds = list(map(_kind_of, new))
+        if "system" in kinds:
+            return None
+        q = len(base.seq)
+        if kinds and q and ROLE[kinds[0]] == "assistant" and ROLE[base.seq[q - 1].kind] == "user":
+            # closed_run's case with nothing dropped: the new messages are the whole tail, re-planned from base's end
+            # (start_of's place and the look-ups of base's last runs are not needed: a message of the tail is looked
+            # up by its id only when a later one does not share it, unless it is a copy, which goes the long way).
+            for m in new:
+                if "clipped_from" in m.metadata:
+                    break
+            else:
+                return base.seq.grown(q, new), q, len(base.flat), {m.id: m for m in new}, new, new
     start = start_of(base, p)
     if start is None:
         return None

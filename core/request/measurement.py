@@ -55,7 +55,7 @@ class Measurement:
             return sorted(self.parts, key=lambda p: -p.tokens)[:n]
         head = self.parts[0]
         cand = kept_top(laid) + [(-head.tokens, 0, head)]
-        cand += [(-p.tokens, i + 1, p) for i, p in enumerate(laid.parts[laid.kept :], laid.kept)]
+        cand += [(-p.tokens, i + 1, p) for i, p in enumerate(laid.parts.since(laid.kept), laid.kept)]
         return [p for _, _, p in _top_three(cand, n)]
 
 
@@ -79,7 +79,8 @@ def carried_top(base: Laid, kept: int) -> list | None:
     were never asked for, or fewer parts are kept than base kept (the standing three may lie past them)."""
     if base.top is None or kept < base.kept:
         return None
-    return _top_three(base.top + [(-p.tokens, i + 1, p) for i, p in enumerate(base.parts[base.kept : kept], base.kept)])
+    start = base.kept
+    return _top_three(base.top + [(-p.tokens, i + 1, p) for i, p in enumerate(islice(base.parts.since(start), kept - start), start)])
 
 
 def kept_total(laid: Laid) -> int:
