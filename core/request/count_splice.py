@@ -35,8 +35,8 @@ from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.model.shared_start import Shared
 from foldscope.core.request.bodies import original_of
 from foldscope.core.request.compile import IncludedRound
-from foldscope.core.request.count_step import Laid, closed_run, flattened, start_of
-from foldscope.core.request.plan import ROLE, BlockSpec, anchors, flat_marks, plan_runs
+from foldscope.core.request.count_step import Laid, closed_run, start_of
+from foldscope.core.request.plan import ROLE, BlockSpec, anchors, flat_marks, plan_flat
 
 # The least shared end worth a splice, in messages (lay_out re-plans a shorter one as cheaply), and the least share of
 # the view it must be for a view's Refs to be counted (they cost a pass over the view). Read at each call, so tests can
@@ -197,10 +197,9 @@ def spliced(
     changes = _changes(refs, old_region, region, record)
     if changes is None:
         return None
-    planned, irregular = plan_runs(region, {m.id: m for m in region}, record)
+    region_flat, region_roles, region_aruns, irregular = plan_flat(region, {m.id: m for m in region}, record, cut, k)
     if irregular:
         return None
-    region_flat, region_roles, region_aruns = flattened(planned, region, cut, k)
     d_flat = k + len(region_flat) - f_b
     if len(base.flat) + d_flat == 0 or not base.flat:
         return None  # the head's glue names whether any block follows it

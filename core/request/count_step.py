@@ -28,7 +28,7 @@ from foldscope.core.formats.images import image_tokens
 from foldscope.core.model import shared_start as _shared
 from foldscope.core.model.canonical import canonical_bytes
 from foldscope.core.model.running_sum import common_start
-from foldscope.core.model.session import FullRecord, Message, sole_text
+from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.model.shared_start import Shared, grown
 from foldscope.core.request import long_pieces
 from foldscope.core.request.compile import IncludedRound, Plan, canonical, render_block, request_head, result_text, value_text
@@ -40,9 +40,8 @@ from foldscope.core.request.plan import (
     BlockSpec,
     anchors,
     flat_marks,
-    has_text,
     instruction_text,
-    plan_runs,
+    plan_flat,
 )
 
 
@@ -376,7 +375,7 @@ _tokens_of = attrgetter("tokens")
 
 def start_of(base: Laid, p: int) -> tuple[int, int, int] | None:
     """Where to re-plan a view sharing p leading messages with `base`: (q, seq position, flat position) of
-    the last place to start (core.request.count_step.starts) before the shared part ends, where q
+    the last place to start (core.request.plan._laid_flat) before the shared part ends, where q
     is the shared part's length in seq; None when a system message is not in the shared part."""
     # The tail read from p (a Shared's since starts at p's chunk; islice would walk the p messages before it, for
     # every request of a trace), scanned in C: a step back to an early request scans a long tail, an append none.
@@ -441,7 +440,7 @@ def lay_out(
         base, new = None, []
         system = tuple(m for m in messages if m.kind == "system")
         tail = [m for m in messages if m.kind != "system"]
-        seq = Shared(tail)
+        seq = messages if not system and type(messages) is Shared else Shared(tail)  # a view of no system message is its seq
         cut, k = 0, 0
         by_id = {m.id: m for m in messages}
     else:
@@ -449,10 +448,9 @@ def lay_out(
         system = base.system
         seq, cut, k, by_id, tail, new = ext
         appended = tail is new
-    planned, irregular = plan_runs(tail, by_id, record)
+    tail_flat, tail_roles, new_aruns, irregular = plan_flat(tail, by_id, record, cut, k)
     if irregular and base is not None and cut > 0:
         return _whole(messages, inputs, serial, record, policy, tools, first_round, marks, keys_of)
-    tail_flat, tail_roles, new_aruns = flattened(planned, tail, cut, k)
     placed = None
     if caching and marks:
         placed = _placed_marks(base, tail_flat, k, first_round, any(m.text for m in system) or bool(tools))
@@ -524,7 +522,9 @@ def _extension(
                 if "clipped_from" in m.metadata:
                     break
             else:
-                return base.seq.grown(q, new), q, len(base.flat), {m.id: m for m in new}, new, new
+                # a view of no system message is its own seq (lay_out keeps it so): no second list grown
+                seq = messages if base.seq is base.messages and type(messages) is Shared else base.seq.grown(q, new)
+                return seq, q, len(base.flat), {m.id: m for m in new}, new, new
     start = start_of(base, p)
     if start is None:
         return None
@@ -545,40 +545,6 @@ def _extension(
             if src is not None and src not in by_id and not (record is not None and src in record):
                 return None
     return seq, cut, k, by_id, tail, new
-
-
-def flattened(planned: list, tail: Sequence[Message], cut: int, k: int) -> tuple[list[BlockSpec], list[str], list[tuple[int, int]]]:
-    """plan_runs' runs of `tail` (the seq from position `cut` on, its first block at flat position k) as flat lists:
-    the blocks, each block's role, and where re-planning may start in each assistant run (starts)."""
-    tail_flat: list[BlockSpec] = []
-    tail_roles: list[str] = []
-    new_aruns: list[tuple[int, int]] = []
-    pos = 0  # in tail
-    for role, blocks, size in planned:
-        if role == "assistant":
-            new_aruns.extend(starts(tail, pos, size, cut, k + len(tail_flat)))
-        tail_flat.extend(blocks)
-        tail_roles.extend([role] * len(blocks))
-        pos += size
-    return tail_flat, tail_roles, new_aruns
-
-
-def starts(tail: Sequence[Message], pos: int, size: int, cut: int, block: int) -> list[tuple[int, int]]:
-    """Where re-planning may start in the assistant run tail[pos:pos+size] (`tail` is the seq from position `cut` on)
-    whose first block is `block`, as (seq position, flat position): its start, and each message with text before the
-    run's first call (the blocks before it are its texts, one each, and no later call can join them)."""
-    out = [(cut + pos, block)]
-    n = 0
-    for j in range(pos, pos + size):
-        m = tail[j]
-        if m.kind == "action_request":
-            break
-        text = sole_text(m)  # has_text's answer for the commonest message, without its look-ups
-        if text if text is not None else has_text(m):
-            if j > pos:
-                out.append((cut + j, block + n))
-            n += 1
-    return out
 
 
 def _placed_marks(base: Laid | None, tail_flat: list[BlockSpec], k: int, first_round: IncludedRound | None, stable_exists: bool):

@@ -125,6 +125,27 @@ def plan_runs(
     """Each run of one role as (role, unmarked blocks, messages in the run), in order, for the non-system messages `seq`; and
     whether the pairing was irregular: a result paired through the look-up of calls by the result they name
     (`action_response_id`), or naming a call that comes after it (core.request.count_step re-plans whole then)."""
+    runs, paired, result_call, irregular = _paired_runs(seq, by_id, record)
+    flat, _, _, ends = _laid_flat(runs, paired, result_call, by_id, 0, 0)
+    return [(role, flat[start:end], len(run)) for (role, run), start, end in zip(runs, [0, *ends], ends)], irregular
+
+
+def plan_flat(
+    seq: Sequence[Message], by_id: Mapping[str, Message], record: FullRecord | None, cut: int = 0, k: int = 0
+) -> tuple[list[BlockSpec], list[str], list[tuple[int, int]], bool]:
+    """plan_runs' blocks of `seq` laid flat in one pass, as the counter keeps them (core.request.count_step.Laid): the
+    blocks, each block's role, the places re-planning may start (see _laid_flat; `seq` being a view's non-system messages
+    from position `cut` on, its first block at flat position `k`), and whether the pairing was irregular."""
+    runs, paired, result_call, irregular = _paired_runs(seq, by_id, record)
+    flat, roles, starts, _ = _laid_flat(runs, paired, result_call, by_id, cut, k)
+    return flat, roles, starts, irregular
+
+
+def _paired_runs(
+    seq: Sequence[Message], by_id: Mapping[str, Message], record: FullRecord | None
+) -> tuple[list[tuple[str, list[Message]]], dict[str, str], dict[str, str], bool]:
+    """The runs of one role of `seq`, as (role, messages); each paired call's tool_use id by its message id and by its
+    result's; whether the pairing was irregular (plan_runs)."""
     runs: list[tuple[str, list[Message]]] = []
     role = None
     run: list[Message] = []
@@ -168,44 +189,70 @@ def plan_runs(
         if cid is not None and call_run.get(cid) == ri - 1 and cid not in paired:
             paired[cid] = result_call[m.id] = call_id_of(by_id[cid])
 
-    return _run_blocks(runs, paired, result_call, by_id), by_answer
+    return runs, paired, result_call, by_answer
 
 
-def _run_blocks(
-    runs: list[tuple[str, list[Message]]], paired: Mapping[str, str], result_call: Mapping[str, str], by_id: Mapping[str, Message]
-) -> list[tuple[str, list[BlockSpec], int]]:
-    """plan_runs' answer from its runs and pairing: each run's blocks (`paired`: a paired call's tool_use id by its
-    message id, `result_call`: the same by its result's message id), a user run's results leading its texts."""
-    out: list[tuple[str, list[BlockSpec], int]] = []
+def _laid_flat(
+    runs: list[tuple[str, list[Message]]],
+    paired: Mapping[str, str],
+    result_call: Mapping[str, str],
+    by_id: Mapping[str, Message],
+    cut: int,
+    k: int,
+) -> tuple[list[BlockSpec], list[str], list[tuple[int, int]], list[int]]:
+    """The runs' blocks in one list (`paired`: a paired call's tool_use id by its message id, `result_call`: the same by
+    its result's message id; a user run's results lead its texts), each block's role, the places re-planning may start,
+    and where each run's blocks end.
+
+    The places, as (seq position, flat position) with the runs' first message at seq position `cut` and first block at
+    flat position `k`: each assistant run's start, and each message with text before the run's first call (the blocks
+    before it are its texts, one each, and no later call can join them: core.request.count_step.lay_out)."""
+    flat: list[BlockSpec] = []
+    roles: list[str] = []
+    starts: list[tuple[int, int]] = []
+    ends: list[int] = []
+    pos = cut
     for role, run in runs:
-        blocks: list[BlockSpec] = []
-        later: list[BlockSpec] = []
-        for m in run:
-            kind = m.kind
-            if kind == "action_request":
-                cid = paired.get(m.id)
-                if cid is None:
+        first = len(flat)
+        if role == "assistant":
+            starts.append((pos, k + first))
+            opening = True  # before the run's first call
+            for j, m in enumerate(run):
+                if m.kind == "action_request":
+                    opening = False
+                    cid = paired.get(m.id)
+                    if cid is None:
+                        continue
+                    if by_id.get(m.id) is not m:  # another message of its id is the one its result's block names
+                        cid = call_id_of(m)
+                    flat.append(BlockSpec(m, TOOL_USE, cid))
                     continue
-                if by_id.get(m.id) is not m:  # another message of its id is the one its result's block names
-                    cid = call_id_of(m)
-                tag = TOOL_USE
-            elif kind == "action_response":
-                cid = result_call.get(m.id)
-                tag = TOOL_RESULT if cid is not None else ORPHAN_RESULT
-            else:
                 text = sole_text(m)  # has_text's answer for the commonest message, without its look-ups
                 if not (text if text is not None else has_text(m)):
                     continue
-                cid, tag = None, TEXT
-            spec = BlockSpec(m, tag, cid)
-            if role == "assistant" or tag == TOOL_RESULT:
-                blocks.append(spec)
-            else:
-                later.append(spec)
-        if later:
-            blocks.extend(later)  # tool_result blocks lead their user message
-        out.append((role, blocks, len(run)))
-    return out
+                if opening and j:
+                    starts.append((pos + j, k + len(flat)))
+                flat.append(BlockSpec(m, TEXT))
+        else:
+            later: list[BlockSpec] = []
+            for m in run:
+                if m.kind == "action_response":
+                    cid = result_call.get(m.id)
+                    if cid is not None:
+                        flat.append(BlockSpec(m, TOOL_RESULT, cid))  # tool_result blocks lead their user message
+                    else:
+                        later.append(BlockSpec(m, ORPHAN_RESULT))
+                    continue
+                text = sole_text(m)
+                if not (text if text is not None else has_text(m)):
+                    continue
+                later.append(BlockSpec(m, TEXT))
+            if later:
+                flat.extend(later)
+        roles += [role] * (len(flat) - first)
+        ends.append(len(flat))
+        pos += len(run)
+    return flat, roles, starts, ends
 
 
 def unanswered_calls(messages: Sequence[Message], record: FullRecord | None = None) -> list[Message]:
