@@ -117,24 +117,27 @@ class RunningSum(Generic[T]):
 
     def total(self, view: Sequence[T]) -> int:
         k = common_start(self._items, view)
+        n = len(view)  # asked once: a Shared's len is a Python call
         if k < len(self._cum) - 1:
             del self._cum[k + 1 :]
             del self._marks[bisect_left(self._marks, k) :]
-        if k < len(view):
+        shared = type(view) is Shared
+        if k < n:
             # The new items' running sums and marks made in C (accumulate, map, compress): on a trace of a million
             # tiny prompts a Python step an item cost about a second over the two sums a prediction keeps.
-            items = list(_shared.since(view, k)) if self._mark is not None else _shared.since(view, k)
+            new = view.since(k) if shared else _shared.since(view, k)  # type: ignore[attr-defined]
+            items = list(new) if self._mark is not None else new
             self._cum.extend(islice(accumulate(map(self._value, items), initial=self._cum[-1]), 1, None))
             if self._mark is not None:
                 self._marks.extend(compress(count(k), map(self._mark, items)))
-        if isinstance(view, Shared):
+        if shared or isinstance(view, Shared):
             self._items = view  # never changed, so kept as it is: the next view shares its chunks
         else:
             items = self._items if isinstance(self._items, list) else list(self._items[:k])
             del items[k:]
             items.extend(view[k:])
             self._items = items
-        return self._cum[len(view)]
+        return self._cum[n]
 
     def clone(self, value: Callable[[T], int] | None = None) -> RunningSum[T]:
         """A copy that goes on from this one's last view without changing it (`value`: another value function, the
