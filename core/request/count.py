@@ -118,7 +118,6 @@ class Counter(Tokenising):
         self._texts: dict[bytes, int] = {}  # plain texts counted apart (a response's thinking), by their SHA-256
         self._recent: list[Laid] = []
         self._sizes: list[int] = []  # each recent view's length, asked once when kept (a Shared's len is a Python call)
-        self._head: tuple | None = None  # the last head's (tuple, system messages, unseen rate, part)
         self._serial = 0
         # One thread by default: on this 2-core machine, shared with other work, tiktoken's thread
         # pool measured slower than counting the segments one after another (docs/performance.md).
@@ -268,19 +267,11 @@ class Counter(Tokenising):
 
     def _remembered(self, laid: Laid, kept: int) -> Measurement:
         """Keep `laid` among the recent layouts and measure it: the head (system and tools) plus its blocks."""
-        if len(self._recent) >= self.KEEP:
-            self._recent.pop(0)
-            self._sizes.pop(0)
-        self._recent.append(laid)
-        self._sizes.append(len(laid.messages))
-        known = self._head
-        if known is not None and known[0] is laid.head and known[1] is laid.system and known[2] == self.unseen_rate:
-            head = known[3]  # a layout extended from another keeps its head's tuple: the same part
-        else:
-            head_key, _, head_glue = laid.head
-            head_owner = laid.system[0] if laid.system else None
-            head = new_part(head_owner, "system", self._lookup(head_key, head_glue) + self.system_extra(laid.system))
-            self._head = (laid.head, laid.system, self.unseen_rate, head)
+        keep = len(self._recent) - self.KEEP + 1  # the oldest let go when KEEP are kept; each view's length kept beside it
+        self._recent, self._sizes = self._recent[max(keep, 0) :] + [laid], self._sizes[max(keep, 0) :] + [len(laid.messages)]
+        head_key, _, head_glue = laid.head
+        head_owner = laid.system[0] if laid.system else None
+        head = new_part(head_owner, "system", self._lookup(head_key, head_glue) + self.system_extra(laid.system))
         total = head.tokens + laid.total
         return Measurement(total, Headed(head, laid.parts), laid.serial, laid.since, kept, laid)
 
@@ -328,18 +319,14 @@ class Counter(Tokenising):
         """Count the blocks from laid.kept on (`n` of them, else all): tokenise new bodies, then fill parts and running counts."""
         start = laid.kept
         # The blocks to count as plain lists, indexed from `start`: reading a Shared item by item costs a call each.
-        if n is None:
-            flat, keys = list(laid.flat.since(start)), list(laid.keys.since(start))
-        else:
-            flat, keys = list(islice(laid.flat.since(start), n)), list(islice(laid.keys.since(start), n))
+        flat, keys = list(islice(laid.flat.since(start), n)), list(islice(laid.keys.since(start), n))
         bodies = self._memo(laid.inputs[2])
         new_keys, texts, ready = self._new_bodies(laid, flat, keys, bodies, record, policy, first_round)
         self._tokenise(new_keys, texts, bodies)
         for key, made in ready.items():
             bodies[key] = made + self._images.pop(key, 0)
         # The role of the block after the n closes the last one's glue.
-        roles = list(laid.roles.since(start)) if n is None else list(islice(laid.roles.since(start), n + 1))
-        self._fill_parts(laid, flat, keys, roles, bodies)
+        self._fill_parts(laid, flat, keys, list(islice(laid.roles.since(start), None if n is None else n + 1)), bodies)
 
     def _new_bodies(self, laid: Laid, flat: list, keys: list, bodies: dict, record, policy, first_round) -> tuple[list, list, dict]:
         """The memo keys and texts to tokenise for laid's blocks from laid.kept on (its head's too), in two lists, and the
@@ -594,7 +581,6 @@ class Counter(Tokenising):
     def clear(self) -> None:
         self._recent.clear()
         self._sizes.clear()
-        self._head = None
         self._bodies.clear()
         self._other.clear()
         self._glue.clear()

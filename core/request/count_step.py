@@ -470,11 +470,7 @@ def lay_out(
         head_t = (("head", head), head, head_glue)
     # The block before the re-planned ones keeps its key but may change its glue: it is counted again.
     kept = max(k - 1, 0) if base is not None else 0
-    if appended and placed is None:
-        assert base is not None
-        keys = base.keys.grown(k, keys_of(record, tail_flat))  # block k-1 keeps its key: no mark moved
-    else:
-        keys = grown(base.keys if base is not None else None, kept, keys_of(record, flat.since(kept)))
+    keys = grown(base.keys if base is not None else None, kept, keys_of(record, flat.since(kept)))
     if isinstance(messages, Shared):
         view = messages  # immutable: kept as it is
     elif base is not None:
@@ -482,11 +478,8 @@ def lay_out(
     else:
         view = Shared(messages)
     if base is not None:
-        if not appended:
-            aruns = base.aruns.grown(base.aruns.bisect_left((cut,)), new_aruns)
-        else:  # re-planned from base's end, past every run it lists
-            aruns = base.aruns.grown(len(base.aruns), new_aruns) if new_aruns else base.aruns
-        roles = base.roles.grown(k, tail_roles)
+        at = len(base.aruns) if appended else base.aruns.bisect_left((cut,))  # appended: past every run base lists
+        aruns, roles = base.aruns.grown(at, new_aruns), base.roles.grown(k, tail_roles)
         # base's parts and running counts as they are: the counter grows them once from `kept` (Counter._fill_parts)
         parts, cum, since, kept_tokens = base.parts, base.cum, base.serial, None
         if len(base.parts) - kept < (kept & _shared.MASK):
