@@ -150,7 +150,13 @@ def test_no_child_where_the_switch_keeps_counting_here_or_the_file_is_small(tmp_
     path.write_bytes(b"{}\n" * 10)
     monkeypatch.setattr(during_read, "MIN_BYTES", 0)
     monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
+    # The whole suite runs Qt's application and threads in this process, which rightly forbid a fork: the test asks
+    # the switch and the size, so the process is taken for one thread here, and once as what it is.
+    monkeypatch.setattr(during_read, "one_thread", lambda: True)
     assert during_read.wanted(path)
+    monkeypatch.setattr(during_read, "one_thread", lambda: False)
+    assert not during_read.wanted(path)
+    monkeypatch.setattr(during_read, "one_thread", lambda: True)
     monkeypatch.setenv("FOLDSCOPE_COUNTING", "local")
     assert not during_read.wanted(path)
     monkeypatch.delenv("FOLDSCOPE_COUNTING")
