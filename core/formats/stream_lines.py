@@ -37,9 +37,10 @@ class SessionBuilder(Protocol):
 
 
 # Where the next read may hand the file's start to another process (core.request.counting.during_read): (byte offset,
-# call), taken by the next iter_json_lines, or None. The call is made once, at the first line starting at or past the
-# offset; where it answers True (the forked child), the read ends before that line, as if the file ended there.
-split_at: tuple[int, Callable[[], bool]] | None = None
+# call), taken by the next iter_json_lines, or None. The call is made once, with the read's builder, at the first line
+# starting at or past the offset; where it answers True (the forked child), the read ends before that line, as if the
+# file ended there.
+split_at: tuple[int, Callable[[Any], bool]] | None = None
 
 
 def iter_json_lines(path: Path, builder: SessionBuilder) -> Iterator[tuple[int, int, Any]]:
@@ -69,7 +70,7 @@ def iter_json_lines(path: Path, builder: SessionBuilder) -> Iterator[tuple[int, 
             if len(raw) == LONG_LINE and raw[-1] != 10:  # cut at LONG_LINE bytes, before its newline: read it whole
                 raw = _whole_line(handle, raw)
             if split is not None and offset >= split[0]:
-                ends_here, split = split[1](), None
+                ends_here, split = split[1](builder), None
                 if ends_here:
                     break
             ints.append(number)  # the line's int, which the record's index and the requests share (FullRecord)

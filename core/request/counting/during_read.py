@@ -30,6 +30,10 @@ MIN_BYTES = 32 << 20  # a smaller file is read and measured soon enough: the for
 WAIT_SECONDS = 0.1  # the parent waits this long at most for the child to end; then it takes what the child has written
 CHUNK_WINDOWS = 4  # windows (ahead.WINDOW record messages each) counted between two writes of the child's counts
 _GONE = object()  # a message of the child's that the parent's record does not hold as the same object
+# In the child, the places in memory of the messages its record held at the fork; None elsewhere (no restriction). Only
+# those are named by their place: a message the child made after the fork (its read's end closing an open response)
+# may sit where the parent made another of the same id, since both heaps went on from the same state.
+_held_places: frozenset[int] | None = None
 
 
 def wanted(path: Any) -> bool:
@@ -59,6 +63,9 @@ class DuringRead:
         self._pid: int | None = None
         self._file: Any = None  # the counts written so far, each chunk its length then its pickle
         self._done: mmap.mmap | None = None  # one byte: 1 once the child has written all it counts
+        # The record's messages at the fork, held in both processes until the counts are taken: while they live, no
+        # object made since can sit at their places, so a place the child names is the very message, made before the fork.
+        self._held: list[Message] | None = None
         self.seeded = 0  # counts taken into the parent's counter (for tests and benchmarks)
 
     def arm(self) -> None:
@@ -74,10 +81,13 @@ class DuringRead:
         if stream_lines.split_at is not None and stream_lines.split_at[1] == self._fork:
             stream_lines.split_at = None
 
-    def _fork(self) -> bool:
+    def _fork(self, builder: Any) -> bool:
         """At the cut: True in the child (its read ends there), False in the parent (it reads on)."""
-        if not one_thread():
+        global _held_places
+        record = getattr(builder, "record", None)
+        if not one_thread() or not isinstance(record, FullRecord):
             return False
+        self._held = list(record)
         try:
             self._file, self._done = tempfile.TemporaryFile(), mmap.mmap(-1, 1)
             pid = os.fork()
@@ -86,6 +96,7 @@ class DuringRead:
             return False
         if pid == 0:
             self._child = True
+            _held_places = frozenset(map(id, self._held))
             return True
         self._pid = pid
         return False
@@ -163,6 +174,7 @@ class DuringRead:
             os.waitpid(pid, 0)
 
     def _let_go(self) -> None:
+        self._held = None
         if self._file is not None:
             self._file.close()
             self._file = None
@@ -230,7 +242,10 @@ class _Buffer:
 
 
 def _message_place(obj: Any) -> Any:
-    return (obj.id, id(obj)) if type(obj) is Message else None
+    if type(obj) is not Message:
+        return None
+    where = id(obj)
+    return (obj.id, where if _held_places is None or where in _held_places else -1)  # -1: no place the parent holds
 
 
 def taken(data: bytes, record: FullRecord) -> dict[Any, int]:

@@ -145,6 +145,18 @@ def test_a_count_is_taken_only_for_the_parents_own_message_object():
     }
 
 
+def test_a_message_the_child_made_after_the_fork_is_never_taken(monkeypatch):
+    # The child's read ends at the cut and closes the open response: that message is new in the child, and the parent,
+    # reading on, may make its own of the same id at the same place (both heaps went on from the fork's state). Only
+    # the messages held at the fork are named by their place; the parent holds them alive until it takes the counts.
+    held, made_after = _message("a", "one"), _message("b", "half a response")
+    record = FullRecord([held, made_after])  # the parent's: here the very objects, as an unlucky heap would have them
+    monkeypatch.setattr(during_read, "_held_places", frozenset({id(held)}))
+    answered = [((held, "text", None, None), 3), ((made_after, "text", None, None), 9)]
+    counts = during_read.taken(during_read._dumps([((key, (None, False)), n) for key, n in answered]), record)
+    assert counts == {((held, "text", None, None), (None, False)): 3}
+
+
 def test_no_child_where_the_switch_keeps_counting_here_or_the_file_is_small(tmp_path, monkeypatch):
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"{}\n" * 10)
