@@ -153,13 +153,7 @@ class JobsAhead:
         child has made every job, or never ran, nothing is done."""
         if self.pid is None or self._file is None or self._marks is None or self.nice == 0:
             return
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        # Reaped by stop, not waited for here: a niced child on a busy machine may wait its turn to die.
-        self._dying.append(self.pid)
-        self.pid = None
+        self._kill()
         self._scan()  # its whole frames so far; its file is never read again (what it writes as it dies is not read)
         for i in self._where:
             self._marks[MARKS_HEAD + i] = 1
@@ -217,8 +211,9 @@ class JobsAhead:
             self._where[i] = (fd, size, self._scanned + HEAD)
             self._scanned += HEAD + size
 
-    def stop(self) -> None:
-        """Kill and reap the child if it runs, and let go of its file."""
+    def _kill(self) -> None:
+        """Kill the child if it runs; it is reaped by stop, never waited for here (a niced child on a busy machine may
+        wait its turn to die)."""
         if self.pid is not None:
             try:
                 os.kill(self.pid, signal.SIGKILL)
@@ -226,6 +221,10 @@ class JobsAhead:
                 pass
             self._dying.append(self.pid)
             self.pid = None
+
+    def stop(self) -> None:
+        """Kill and reap the child if it runs, and let go of its file."""
+        self._kill()
         for pid in self._dying:
             try:
                 os.waitpid(pid, 0)
