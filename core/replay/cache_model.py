@@ -165,8 +165,7 @@ class PrefixCache:
         self.entries[chain] = (expiry, lifetime)
 
     def step(self, layout: Layout) -> CacheOutcome:
-        keys, ends = layout.keys, layout.ends
-        tokens = ends[-1] if ends else 0  # layout.tokens, read once
+        keys = layout.keys
         chain, prev = self._chain, self._previous
         shared_blocks, change, rewritten = 0, "first", 0
         if prev is None:
@@ -187,13 +186,12 @@ class PrefixCache:
                 change = "append"
             else:
                 change = "rewrite"
-                prev_ends = prev.ends
-                rewritten = (prev_ends[-1] if prev_ends else 0) - (prev_ends[shared_blocks - 1] if shared_blocks else 0)
+                rewritten = prev.tokens - prev.position(shared_blocks - 1)
         self._previous = layout
-        read, w5, w1 = self._cache(layout, chain, tokens)
-        return CacheOutcome(tokens, read, w5, w1, ends[shared_blocks - 1] if shared_blocks else 0, change, rewritten)
+        read, w5, w1 = self._cache(layout, chain)
+        return CacheOutcome(layout.tokens, read, w5, w1, layout.position(shared_blocks - 1), change, rewritten)
 
-    def _cache(self, layout: Layout, chain: list[int], tokens: int) -> tuple[int, int, int]:
+    def _cache(self, layout: Layout, chain: list[int]) -> tuple[int, int, int]:
         mode, at = self.rules.mode, layout.at
         if mode == "off" or not chain:
             return 0, 0, 0
@@ -231,12 +229,9 @@ class PrefixCache:
                     break
             if hit >= 0:
                 break
-        ends = layout.ends
-        read = 0
         if hit >= 0:
-            key = chain[hit]
-            self._renew(key, at, entries[key][1])
-            read = ends[hit]  # layout.position(hit)
+            self._renew(chain[hit], at, entries[chain[hit]][1])
+        read, ends = layout.position(hit), layout.ends
         done, writes, least = read, {"5m": 0, "1h": 0}, self.rules.min_tokens
         for m in marks:
             block, lifetime = m.block, m.lifetime
@@ -246,12 +241,7 @@ class PrefixCache:
             if end > done:
                 writes[lifetime] += end - done
                 done = end
-            # _renew, inline: an entry that outlives this mark's lifetime stays as it is
-            key = chain[block]
-            expiry = float("inf") if at is None else at + LIFETIME_SECONDS[lifetime]
-            old = entries.get(key)
-            if old is None or old[0] <= expiry:
-                entries[key] = (expiry, lifetime)
+            self._renew(chain[block], at, lifetime)
         return read, writes["5m"], writes["1h"]
 
 

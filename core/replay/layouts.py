@@ -5,7 +5,6 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from itertools import compress, count, islice
-from math import ceil
 from operator import is_not
 from typing import Any, NamedTuple
 
@@ -230,13 +229,13 @@ class Layouts:
             if head is not None:
                 total += head.tokens
                 totals.append(total)
-                ends.append(ceil(round(total * scale, 6)))  # estimate(total, scale), without the call
+                ends.append(estimate(total, scale))
                 head_key = self._key(m, 0, head)
                 keys.append(head_key)
         for i, part in enumerate(parts, keep or 1):
             total += part.tokens
             totals.append(total)
-            ends.append(ceil(round(total * scale, 6)))  # estimate(total, scale), without the call
+            ends.append(estimate(total, scale))
             message = part.message
             assert message is not None  # only the head (part 0) may have no message
             key = message.id  # _key's, without the call: a message's block is keyed by its id
