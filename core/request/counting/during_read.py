@@ -13,6 +13,7 @@ the child made of a message the parent's read made again differently is never ta
 
 from __future__ import annotations
 
+import io
 import mmap
 import os
 import pickle
@@ -225,20 +226,11 @@ def answer(session: Session, policy: Any) -> Iterator[list[tuple[Any, int]]]:
 
 
 def _dumps(counts: list[tuple[Any, int]]) -> bytes:
-    buffer = _Buffer()
+    buffer = io.BytesIO()
     pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
     pickler.persistent_id = _message_place  # type: ignore[method-assign]
     pickler.dump(counts)
-    return b"".join(buffer.parts)
-
-
-class _Buffer:
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
-
-    def write(self, data: bytes) -> int:
-        self.parts.append(bytes(data))
-        return len(data)
+    return buffer.getvalue()
 
 
 def _message_place(obj: Any) -> Any:
@@ -251,7 +243,6 @@ def _message_place(obj: Any) -> Any:
 def taken(data: bytes, record: FullRecord) -> dict[Any, int]:
     """The answer's counts whose every message is the record's own object at the place the child named (else left
     out: the parent's read made that message again, or another since), as Counter.seed takes them."""
-    import io
 
     def place(pid: Any) -> Any:
         message_id, where = pid
