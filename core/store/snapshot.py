@@ -52,7 +52,10 @@ SNAPSHOT_FORMAT = 6  # the layout of the pickled session and of `inputs`; part o
 # and lists of int tuples as one array, snapshot_ints.rows)
 RECORD_BATCH = 1_000  # messages pickled with one memo (dump_session_to)
 MEMO_FORMAT = 4  # 4: the bodies in batches; 3: plain texts' counts too; 2: pickled with messages as persistent ids; 1: JSON
-MEMO_BATCH = 10_000  # memo keys pickled with one pickler memo (dump_memo)
+# Memo keys pickled with one pickler memo (dump_memo): the batch's pairs and the memo's entries for them are held until it
+# is written, 5 MiB at 10,000 (the memo's table past 32,768 entries), 1.7 at this size, on the window's plateau at 50k.
+MEMO_BATCH = 2_000
+HASH_BLOCK = 1 << 18  # bytes of a session's file hashed at a time (file_sha256), read into one buffer
 _PACKAGE = Path(__file__).resolve().parent.parent  # foldscope/core
 
 # What a snapshot may build: the classes a reader's Session is made of, and the containers the pickle protocol names.
@@ -125,12 +128,15 @@ def file_sha256(path: str | Path) -> str:
     digest = hashlib.sha256()
     path = Path(path)
     files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
-    for file in files:
-        if path.is_dir():
-            digest.update(file.name.encode("utf-8", "surrogateescape") + b"\0")
-        with open(file, "rb") as handle:
-            while block := handle.read(1 << 20):
-                digest.update(block)
+    # One buffer read into again and again: a block read as bytes is made while the one before is still held (2 MiB).
+    buffer = bytearray(HASH_BLOCK)
+    with memoryview(buffer) as view:
+        for file in files:
+            if path.is_dir():
+                digest.update(file.name.encode("utf-8", "surrogateescape") + b"\0")
+            with open(file, "rb", buffering=0) as handle:
+                while size := handle.readinto(buffer):
+                    digest.update(view[:size])
     return digest.hexdigest()
 
 
@@ -407,8 +413,11 @@ def fill(blob: Any, data: bytes | BinaryIO) -> None:
             for start in range(0, len(data), BLOCK):
                 blob.write(view[start : start + BLOCK])
     else:
-        while block := data.read(BLOCK):
-            blob.write(block)
+        # Read into one buffer: each block read as bytes was made while the one before was still held (2 MiB at once).
+        buffer = bytearray(BLOCK)
+        with memoryview(buffer) as view:
+            while size := data.readinto(buffer):  # type: ignore[attr-defined]  # a file (spilled): BinaryIO names no readinto
+                blob.write(view[:size])
 
 
 class _SessionPickler(_Pickler):

@@ -1,0 +1,67 @@
+"""What the store holds for a moment while it writes a counted session: the memo's pickling, the snapshot's copy into its
+row and the file's hash each hold a small part at a time (at 50,000 messages each moment sits on the window's peak)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.request.compile import TEXT
+from foldscope.core.store import snapshot
+from foldscope.core.store.snapshot_stream import BLOCK
+
+
+def _traced_peak(call: Callable[[], Any]) -> tuple[Any, int]:
+    """(what the call returns, the most it held at once in bytes)."""
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        got = call()
+        return got, tracemalloc.get_traced_memory()[1] - start
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_memos_pickling_holds_one_small_batch_of_pairs_at_a_time():
+    # 10,000 pairs a pickle held 5 MiB at 50,000 messages: the batch's pairs and the pickler's memo of them.
+    record = FullRecord([Message(f"m{i}", "instruction", None, {"instruction": f"text {i}"}) for i in range(12_000)])
+    policy = ("policy", 1)
+    bodies = {((message, TEXT, None, None), policy): 1000 + i for i, message in enumerate(record)}
+    memo = (bodies, {}, {}, {})
+    data, peak = _traced_peak(lambda: snapshot.dump_memo(memo, record))
+    loaded, _, _, _ = snapshot.load_memo(data, record)
+    assert loaded == bodies
+    assert peak < 2_000_000  # 1.1 MB now; 3.6 MB with a batch of 10,000
+
+
+class _Blob:
+    """An SQLite blob's write, keeping only how much was written."""
+
+    def __init__(self) -> None:
+        self.written = 0
+
+    def write(self, data: Any) -> None:
+        self.written += len(memoryview(data))
+
+
+def test_a_spilled_snapshot_is_written_into_its_row_through_one_buffer():
+    spill = io.BytesIO(os.urandom(4 * BLOCK + 123))
+    blob = _Blob()
+    _, peak = _traced_peak(lambda: snapshot.fill(blob, spill))
+    assert blob.written == 4 * BLOCK + 123
+    assert peak < 1.5 * BLOCK  # one block; a block read as bytes while the one before was held made two
+
+
+def test_a_files_sha256_is_read_through_one_small_buffer(tmp_path: Path):
+    data = os.urandom(4 << 20)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    digest, peak = _traced_peak(lambda: snapshot.file_sha256(path))
+    assert digest == hashlib.sha256(data).hexdigest()
+    assert peak < 2 * snapshot.HASH_BLOCK  # one block of 256 KiB; 2 MiB read a MiB at a time as bytes
