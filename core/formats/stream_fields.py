@@ -20,12 +20,8 @@ def parse_time(value: Any) -> float | None:
     if value == last[0]:
         return last[1]
     got = None
-    if len(value) == 24 and value[23] == "Z" and value[19] == ".":
-        second = _last_second
-        if value[:19] == second[0]:
-            millis = value[20:23]
-            if millis.isascii() and millis.isdigit() and second[1] is not None:
-                got = (second[1] + int(millis) * 1000) / 1_000_000
+    if len(value) == 24 and value[23] == "Z" and value[:11] == _last_day[0]:
+        got = _in_day(value, _last_day[1])
     if got is None:
         got = _parse_time(value)
     _remember_time(value, got)
@@ -51,25 +47,39 @@ def _parse_time(value: Any) -> float | None:
         except ValueError:
             return None
         if len(value) == 24 and value[23] == "Z" and value[19] == ".":
-            # The whole second of a time as Claude Code writes it (2026-01-01T00:00:00.001Z), in microseconds:
-            # the next times in the same second add their milliseconds to it, where fromisoformat costs a
-            # microsecond or two a line. timestamp() is (its microseconds since the epoch) / 10**6 divided as
-            # integers, and so is the sum, so both round alike (tests/core/formats/test_stream_time.py).
-            _last_second[:] = [value[:19], _whole_micros(parsed)]
+            # The day of a time as Claude Code writes it (2026-01-01T00:00:00.001Z), in microseconds: the next
+            # times of the same day add their clock to it (_in_day), where fromisoformat, replace and timestamp cost
+            # several microseconds a line (a session's lines are seconds apart, rarely in one second).
+            # timestamp() is (its microseconds since the epoch) / 10**6 divided as integers, and so is the sum, so
+            # both round alike (tests/core/formats/test_claude_code_fast.py).
+            _last_day[:] = [value[:11], _day_micros(parsed)]
         return parsed.timestamp()
     return None
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_last_second: list[Any] = [None, None]  # [the first 19 characters of a time, its whole second's microseconds or None]
+_last_day: list[Any] = [None, None]  # [the first 11 characters of a time (its date and T), its day's microseconds or None]
 
 
-def _whole_micros(parsed: datetime) -> int | None:
-    """Microseconds from the epoch to the start of `parsed`'s second; None when it is naive or not UTC."""
+def _day_micros(parsed: datetime) -> int | None:
+    """Microseconds from the epoch to the start of `parsed`'s day; None when it is naive or not UTC."""
     if parsed.utcoffset() != timedelta(0):
         return None
-    delta = parsed.replace(microsecond=0) - _EPOCH
-    return (delta.days * 86400 + delta.seconds) * 1_000_000
+    return (parsed.date() - _EPOCH.date()).days * 86_400_000_000
+
+
+def _in_day(value: str, day: int | None) -> float | None:
+    """`value` (24 characters, ending in Z) as epoch seconds from its day's microseconds: None where it is not
+    HH:MM:SS.mmm of ASCII digits within their ranges, which fromisoformat then reads (or refuses) as ever."""
+    if day is None or value[13] != ":" or value[16] != ":" or value[19] != "." or not value.isascii():
+        return None
+    hours, minutes, seconds, millis = value[11:13], value[14:16], value[17:19], value[20:23]
+    if not (hours + minutes + seconds + millis).isdigit():
+        return None
+    h, m, s = int(hours), int(minutes), int(seconds)
+    if h > 23 or m > 59 or s > 59:
+        return None
+    return (day + ((h * 60 + m) * 60 + s) * 1_000_000 + int(millis) * 1000) / 1_000_000
 
 
 def as_int(value: Any) -> int:

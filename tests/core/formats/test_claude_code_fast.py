@@ -1,7 +1,7 @@
 """The Claude Code reader's shortcuts against the rules they replace: a typed prompt on the main chain read straight
 into the record (claude_code._Reader._typed_prompt) makes the session the general steps make, over random files of
 prompts, answers, results, compactions, rewinds, sidechain lines, repeated and colliding ids and odd fields; and
-stream_fields.parse_time's reuse of the last whole second gives fromisoformat's time to the last bit."""
+stream_fields.parse_time's reuse of the last day read gives fromisoformat's time to the last bit."""
 
 from __future__ import annotations
 
@@ -26,8 +26,17 @@ SECONDS = [
     "9999-12-31T23:59:59",
     "2026-02-29T00:00:00",
 ]
+# A clock of the day, valid or not: fromisoformat refuses an hour, minute or second out of range, and a digit not ASCII.
+CLOCKS = st.builds(
+    lambda h, m, s, sep: f"{h}{sep[0]}{m}{sep[1]}{s}",
+    st.one_of(st.integers(0, 23).map("{:02d}".format), st.sampled_from(["24", "99", "1a", " 1", "+1", "٣٣"])),
+    st.one_of(st.integers(0, 59).map("{:02d}".format), st.sampled_from(["60", "-1"])),
+    st.one_of(st.integers(0, 59).map("{:02d}".format), st.sampled_from(["60", "61"])),
+    st.sampled_from(["::", "::", "::", ":-", "-:", "  "]),
+)
 TIMES = st.one_of(
     st.builds(lambda s, ms: f"{s}.{ms:03d}Z", st.sampled_from(SECONDS), st.integers(0, 999)),
+    st.builds(lambda d, c, ms: f"{d[:11]}{c}.{ms:03d}Z", st.sampled_from(SECONDS), CLOCKS, st.integers(0, 999)),
     st.builds(lambda s, ms: f"{s}.{ms}Z", st.sampled_from(SECONDS), st.sampled_from(["1a2", " 12", "٣٣٣", "1.5", "+12"])),
     st.sampled_from(
         [
@@ -212,9 +221,38 @@ def test_the_shortcut_takes_the_typed_prompts_of_a_plain_file(tmp_path, monkeypa
 
 @settings(max_examples=500, deadline=None)
 @given(st.lists(TIMES, min_size=1, max_size=8))
-def test_a_time_in_the_last_whole_second_reads_as_fromisoformat_reads_it(times):
-    stream_fields._last_second[:] = [None, None]
+def test_a_time_in_the_last_day_read_reads_as_fromisoformat_reads_it(times):
+    stream_fields._last_day[:] = [None, None]
     for value in times:
+        assert repr(stream_fields.parse_time(value)) == repr(stream_fields._parse_time(value))
+
+
+@pytest.mark.parametrize(
+    "clock",
+    [
+        "23:59:59.999",
+        "00:00:00.000",
+        "12:34:56.789",
+        "24:00:00.000",
+        "23:60:00.000",
+        "23:59:60.000",
+        "1a:00:00.000",
+        " 1:00:00.000",
+        "+1:00:00.000",
+        "٣٣:00:00.000",
+        "٠١:00:00.000",
+        "00:00:00x000",
+        "00-00:00.000",
+        "00:00-00.000",
+        "00:00:00,000",
+        "00:00:00.+12",
+    ],
+)
+def test_a_clock_in_the_day_read_last_reads_as_fromisoformat_reads_it(clock):
+    stream_fields._last_day[:] = [None, None]
+    for day in ("2026-01-01", "1969-12-31", "0001-01-01", "9999-12-31"):
+        stream_fields.parse_time(f"{day}T08:00:00.000Z")  # the day read, so the clock is read from it
+        value = f"{day}T{clock}Z"
         assert repr(stream_fields.parse_time(value)) == repr(stream_fields._parse_time(value))
 
 
@@ -227,7 +265,7 @@ def test_fields_one_is_the_fields_of_a_one_key_dict():
 @settings(max_examples=200, deadline=None)
 @given(st.lists(TIMES, min_size=1, max_size=12))
 def test_a_time_text_read_again_gives_the_same_float_object_and_value(times):
-    stream_fields._last_second[:] = [None, None]
+    stream_fields._last_day[:] = [None, None]
     for value in times:
         first = stream_fields.parse_time(value)
         again = stream_fields.parse_time("".join(value) if isinstance(value, str) else value)  # an equal text, not the same object
