@@ -91,7 +91,7 @@ try:  # a tree without these names is timed without the measure's split
 
     def timed_read(*args, **kwargs):
         session = read_session(*args, **kwargs)
-        note(read=cpu())
+        note(read=cpu(), read_wall=time.perf_counter() - start)
         return session
 
     def timed_count_here(self, batch):
@@ -121,6 +121,22 @@ try:  # the record's start counted by a child forked during the read, where the 
         return n
 
     during_read.DuringRead.seed = timed_seed
+    split, answer = during_read.DuringRead._fork, during_read.answer
+
+    def timed_split(self, builder):
+        at = cpu()
+        in_child = split(self, builder)
+        if not in_child:  # the parent's CPU when it forked: its read from there on is what the child has beside it
+            note(split=at)
+        return in_child
+
+    def timed_answer(session, policy):
+        for counts in answer(session, policy):  # in the child: its own CPU since the fork at each chunk, then whole
+            note(early_cpu=cpu(), early_done=time.perf_counter() - start, early_whole=False)
+            yield counts
+        note(early_cpu=cpu(), early_done=time.perf_counter() - start, early_whole=True)
+
+    during_read.DuringRead._fork, during_read.answer = timed_split, timed_answer
 except ImportError:
     pass
 
@@ -184,6 +200,15 @@ def run(path: str, strategies: str, tree: str | None = None, free_core: bool = F
     got["seeded"] = seeded["seeded"] if seeded else None
     got["seed_wall"] = seeded["seed_wall"] if seeded else None  # the parent's wait for the during-read child's answer
     got["seed_cpu"] = seeded["seed_cpu"] if seeded else None  # and its own work taking the counts
+    split = next((n["split"] for n in lines if "split" in n), None)
+    early = ([n for n in lines if "early_cpu" in n] or [None])[-1]  # the last chunk it reached
+    read_wall = next((n["read_wall"] for n in lines if "read_wall" in n), None)
+    # The parent's read from the fork on, the during-read child's CPU, and how long after the read's end it was done
+    # (negative: before it), where the child answered whole.
+    got["after_split"] = read - split if read is not None and split is not None else None
+    got["early_cpu"] = early["early_cpu"] if early else None
+    got["early_late"] = early["early_done"] - read_wall if early and read_wall is not None else None
+    got["early_whole"] = bool(early and early["early_whole"])
     return got
 
 
@@ -249,6 +274,11 @@ def main(argv: list[str] | None = None) -> int:
                 if got["seeded"] is not None:  # what the child forked during the read counted, and the parent's wait for it
                     measured += (
                         f"; {got['seeded']:,} counted during the read, taken in {got['seed_wall']:.2f} s ({got['seed_cpu']:.2f} s CPU)"
+                    )
+                if got["after_split"] is not None and got["early_cpu"] is not None:  # the read's second core
+                    measured += (
+                        f"; the read after the fork {got['after_split']:.2f} s, its child {got['early_cpu']:.2f} s CPU,"
+                        f" {'done' if got['early_whole'] else 'stopped'} {got['early_late']:+.2f} s after the read"
                     )
                 print(
                     f"| {name} | {serial} | {seconds(got['read'])} | {measured} | {runs} | {got['cpu']:.2f} s | {got['estimate']:.2f} s "

@@ -8,7 +8,8 @@ them), then answers each count by its key. The parent seeds its Counter with the
 so neither the measure nor its counting child renders or counts them again: the counts are exact whichever process
 made them, and the memo only saves time. A key's messages come back by id and are taken only where the parent's record
 holds the very object the child held (the same place in memory, made before the fork: a message is frozen), so a count
-the child made of a message the parent's read made again differently is never taken.
+the child made of a message the parent's read made again differently is never taken. The parent builds its encoder at
+the fork (it builds one for the replay anyway), so the child counts with it from its first body.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 from foldscope.core.model.session import FullRecord, Message, Session
 from foldscope.core.model.unseen_text import UNSEEN_TEXT
+from foldscope.core.request import tokens
 from foldscope.core.request.counting import children_allowed, one_thread
 
 FRACTION = 0.25  # where the read forks: the child's counting should end about when the parent's read does
@@ -88,6 +90,10 @@ class DuringRead:
         record = getattr(builder, "record", None)
         if not one_thread() or not isinstance(record, FullRecord):
             return False
+        # The parent's encoder, built here rather than after the read: this replay builds one in the parent anyway (for
+        # the measure's in-line counts, or before the strategies' fork), and built before this fork the child counts
+        # with it from its first body instead of building its own first on the core it has beside the read.
+        tokens.local_encoding()
         self._held = list(record)
         try:
             self._file, self._done = tempfile.TemporaryFile(), mmap.mmap(-1, 1)
@@ -189,7 +195,6 @@ def answer(session: Session, policy: Any) -> Iterator[list[tuple[Any, int]]]:
     windows at a time from the record's start, the keys' messages written as (id, place in memory) pairs (taken).
     Under caching the measure keys its blocks by the first round it decides, so nothing is counted here; nor a block
     whose message has unseen parts, counted at the session's unseen rate, which a part of the file may not give."""
-    from foldscope.core.request import tokens
     from foldscope.core.request.compile import block_key
     from foldscope.core.request.count import policy_key
     from foldscope.core.request.count_step import body_of, images_of

@@ -50,6 +50,14 @@ if sys.argv[3] == "partial":  # the child is stopped after its first windows' co
         yield next(answer(session, policy))
         os._exit(3)
     during_read.answer = partial
+if sys.argv[3] == "encoder":  # the child notes whether it holds an encoder when it starts counting
+    answer = during_read.answer
+    def noted(session, policy):
+        from foldscope.core.request import tokens
+        with open(sys.argv[1] + ".encoder", "w") as note:
+            note.write(json.dumps(tokens.encoder_built()))
+        yield from answer(session, policy)
+    during_read.answer = noted
 from foldscope.core.cli.main import main
 out, sys.stdout = sys.stdout, io.StringIO()
 try:
@@ -122,6 +130,16 @@ def test_a_child_stopped_partway_gives_the_counts_it_wrote_and_the_measure_count
     forked, seen = _replayed(generated, 0.9, "partial")
     assert 0 < seen["seeded"] < whole["seeded"] and seen["reaped"] == [True]
     assert forked == in_line
+
+
+def test_the_child_counts_with_the_encoder_the_parent_built_before_the_fork(generated, tmp_path):
+    # the parent builds one for its measure or its strategies anyway: built before the fork, the child need not build its own
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(generated.read_bytes())
+    in_line, _ = _replayed(path, 0.5, "answers", local=True)
+    forked, seen = _replayed(path, 0.5, "encoder")
+    assert json.loads((tmp_path / "s.jsonl.encoder").read_text()) is True
+    assert seen["seeded"] > 20 and forked == in_line
 
 
 def _message(mid: str, text: str) -> Message:
