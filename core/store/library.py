@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import array
 import contextlib
 import json
 import re
@@ -40,10 +41,9 @@ WORKING_STATE = "working_state"  # the event kind autosave writes (app/save.py);
 class Library:
     """The session library. One connection, owned by the thread that opened it (STYLE.md point 7).
 
-    The connection is plain sqlite3 in autocommit mode, every write in its own BEGIN IMMEDIATE
-    transaction; `db`, the sqlite-utils wrapper around it, is made when first used, so that creating a
-    library and importing into it never import sqlite-utils. Any SQLite or OS failure comes out as one
-    LibraryError naming the library and the problem.
+    The connection is plain sqlite3 in autocommit mode, every write in its own BEGIN IMMEDIATE transaction; `db`, the
+    sqlite-utils wrapper around it, is made when first used, so that creating a library and importing into it never
+    import sqlite-utils. Any SQLite or OS failure comes out as one LibraryError naming the library and the problem.
     """
 
     @staticmethod
@@ -261,9 +261,10 @@ class Library:
             )
         ]
 
-    def _body_ids(self, session_id: int) -> list[int]:
-        """Each message's body id, in record order."""
-        return [row[0] for row in self.conn.execute("SELECT body FROM messages WHERE session_id = ? ORDER BY idx", [session_id])]
+    def _body_ids(self, session_id: int) -> array.array:
+        """Each message's body id in record order, 0 (no body's) for none: an array, where a list held an int object an id."""
+        rows = self.conn.execute("SELECT COALESCE(body, 0) FROM messages WHERE session_id = ? ORDER BY idx", [session_id])
+        return array.array("q", (row[0] for row in rows))
 
     def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
         cursor = self.conn.execute(sql, list(params))
@@ -327,9 +328,8 @@ class Library:
         kept = snapshot.memo_bytes(memo, session.record) if memo is not None and counter is not None else None
         size = snapshot.size_of(data)
         with self._atomic():
-            # The snapshot is written into a zero-filled blob of its size a block at a time: the blob ends the row
-            # (migration 007), so SQLite writes it without making it in memory. Bound whole, SQLite copied it and made
-            # its row from the copy, twice its size held at once.
+            # The snapshot is written into a zero-filled blob a block at a time: the blob ends the row (migration 007), so
+            # SQLite writes it without making it in memory. Bound whole, SQLite copied it and made its row from the copy.
             cursor = self.conn.execute(
                 "INSERT OR REPLACE INTO snapshots (source, sample, session_id, reader, inputs, counter, memo, created_at,"
                 " session) VALUES (?, ?, ?, ?, ?, ?, ?, ?, zeroblob(?))",

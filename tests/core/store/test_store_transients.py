@@ -1,5 +1,6 @@
 """What the store holds for a moment while it writes a counted session: the memo's pickling, the snapshot's copy into its
-row and the file's hash each hold a small part at a time (at 50,000 messages each moment sits on the window's peak)."""
+row, the file's hash and each message's size stored each hold a small part at a time (at 50,000 messages each moment
+sits on the window's peak)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.model.session import FullRecord, Message, Session
 from foldscope.core.request.compile import TEXT
 from foldscope.core.store import snapshot
+from foldscope.core.store.library import Library
 from foldscope.core.store.snapshot_stream import BLOCK
 
 
@@ -65,3 +67,14 @@ def test_a_files_sha256_is_read_through_one_small_buffer(tmp_path: Path):
     digest, peak = _traced_peak(lambda: snapshot.file_sha256(path))
     assert digest == hashlib.sha256(data).hexdigest()
     assert peak < 2 * snapshot.HASH_BLOCK  # one block of 256 KiB; 2 MiB read a MiB at a time as bytes
+
+
+def test_storing_each_messages_size_reads_the_body_ids_as_an_array(tmp_path: Path):
+    # As a list, each id was an int object of its own: 1.9 MB at 50,000 messages, the top of the window's import.
+    record = FullRecord([Message(f"m{i}", "instruction", None, {"instruction": f"text {i}"}) for i in range(6_000)])
+    with Library(tmp_path / "library.db") as library:
+        session_id = library.import_session(Session(record, [m.id for m in record]))
+        sizes = [3 + i % 50 for i in range(len(record))]
+        _, peak = _traced_peak(lambda: library.store_token_counts(session_id, "o200k", sizes))
+        assert library.token_counts(session_id, "o200k") == sizes
+    assert peak < 150_000  # 51 KB now (the array); 239 KB as a list
