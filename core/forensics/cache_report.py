@@ -215,7 +215,9 @@ def cache_report(
     priced = [p for _, p in done] + [price(r, pricer(r.model, sent.get(r.index))) for r in rows[len(done) :]]
     if carry is not None:
         carry.priced, carry.fallback = list(zip(rows, priced)), session.model
-    any_unpriced = any(p.cost_usd is None and r.usage is not None for r, p in zip(rows, priced))
+    # Asked of each request without working its parts out (a dict of floats a request, 0.05 s at 50,000 messages
+    # on the window's path to its counted document): the same answer as its cost_usd being None.
+    any_unpriced = any(not p.has_parts and r.usage is not None for r, p in zip(rows, priced))
     spec = format_named(session.format)
     model: CacheModel = spec.cache if spec is not None else "explicit"
     reads: list[ReadRow | None] = list(read_rows(session, measured)) if model == "implicit" else [None] * len(rows)

@@ -78,6 +78,12 @@ class Priced:
         parts = self.parts()
         return None if parts is None else parts[1]
 
+    @property
+    def has_parts(self) -> bool:
+        """Whether parts() gives any (it gives None exactly when this is False), asked without working them out."""
+        row = self._row
+        return row is not None and self._prices is not None and row.usage is not None
+
     def parts(self) -> tuple[dict[str, float], dict[str, float]] | None:
         """(cost_usd, waste_usd) worked out at once (None when unpriced): what reads both asks for this."""
         row, prices = self._row, self._prices
