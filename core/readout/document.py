@@ -88,7 +88,6 @@ class Document:
     trace_revision: int = field(default_factory=next_revision)
     _measure: Measure | None = field(default=None, repr=False)
     _predicting: PredictionCounter | None = field(default=None, repr=False)  # memoised
-    _kinds: tuple[int, dict[str, int]] | None = field(default=None, repr=False)  # kind_counts, by record length
     _copies: tuple[int, dict[str, list[int]]] | None = field(default=None, repr=False)  # _copies_of, by record length
 
     def predict_view(self, compiled: int) -> int:
@@ -221,15 +220,9 @@ class Document:
         return self.record_count if self.record_count is not None else sum(self.tokens)
 
     def kind_counts(self) -> dict[str, int]:
-        """Messages by kind in the full record (kept until the record grows: the status line asks at every step)."""
-        kept = self._kinds
-        if kept is not None and kept[0] == len(self.session.record):
-            return dict(kept[1])
-        counts: dict[str, int] = {}
-        for m in self.session.record:
-            counts[m.kind] = counts.get(m.kind, 0) + 1
-        self._kinds = (len(self.session.record), counts)
-        return dict(counts)
+        """Messages by kind in the full record (the record's index's, kept per record: a load's first step and its
+        counted document read one record once, and the status line asks at every step)."""
+        return dict(record_index(self.session.record).kinds)
 
     def links(self, index: int) -> list[tuple[str, int]]:
         """The messages this one points at, as (label, index): call and result, copy and original, note."""
@@ -271,12 +264,14 @@ NOT_YET = "not yet in the record at this request"  # stepped back: written after
 @dataclass(frozen=True)
 class RecordIndex:
     """Where a record's few messages of note lie, in record order: its system messages, its clipped copies as
-    (index, original id) and its notes as (first replaced index, index). `upto`: how many messages it has read."""
+    (index, original id) and its notes as (first replaced index, index); and how many messages it holds of each
+    kind. `upto`: how many messages it has read."""
 
     upto: int = 0
     systems: tuple[int, ...] = ()
     copies: tuple[tuple[int, str], ...] = ()
     notes: tuple[tuple[int, int], ...] = ()
+    kinds: Mapping[str, int] = field(default_factory=dict)  # messages by kind, in the order each kind first came
 
 
 # Per record (held weakly). The record only grows and a message never changes, so each step reads only what was
@@ -285,17 +280,25 @@ _INDEXES: weakref.WeakKeyDictionary[FullRecord, RecordIndex] = weakref.WeakKeyDi
 
 
 def record_index(record: FullRecord) -> RecordIndex:
-    """The record's RecordIndex, read on from where it was last read."""
+    """The record's RecordIndex, read on from where it was last read: one pass over what was added (the window's first
+    step of a 50,000-message load reads the whole record here, on its GUI thread, before the counted document)."""
     kept = _INDEXES.get(record, RecordIndex())
     if kept.upto < len(record):
         # A new index, not the kept one grown: the GUI's worker and its window may ask about one record at once.
-        added = [(i, record[i]) for i in range(kept.upto, len(record))]
-        kept = RecordIndex(
-            len(record),
-            kept.systems + tuple(i for i, m in added if m.kind == "system"),
-            kept.copies + tuple((i, m.clipped_from) for i, m in added if m.clipped_from),
-            kept.notes + tuple((first, i) for i, m in added if (first := note_first_index(m)) is not None),
-        )
+        systems, copies, notes, kinds = list(kept.systems), list(kept.copies), list(kept.notes), dict(kept.kinds)
+        for i in range(kept.upto, len(record)):
+            m = record[i]
+            kind = m.kind
+            kinds[kind] = kinds.get(kind, 0) + 1
+            if kind == "system":
+                systems.append(i)
+            original = m.clipped_from
+            if original:
+                copies.append((i, original))
+            first = note_first_index(m)
+            if first is not None:
+                notes.append((first, i))
+        kept = RecordIndex(len(record), tuple(systems), tuple(copies), tuple(notes), kinds)
         _INDEXES[record] = kept
     return kept
 

@@ -208,3 +208,23 @@ def test_the_counted_document_takes_each_messages_characters_from_the_first_not_
     again = load_session(demo_path())
     build(again, "demo", chars=[len(text.fget(m)) for m in again.record])
     assert without - len(made) == len(again.record)
+
+
+def test_the_records_kinds_are_counted_once_a_record_in_its_index():
+    # A load's first step and its counted document are two documents of one record: the status line's messages by
+    # kind come from the record's index (one pass, with its systems, copies and notes), read once a record.
+    from dataclasses import replace
+
+    from foldscope.core.formats.demo import generate
+    from foldscope.core.readout import document as document_module
+    from foldscope.core.readout.opening import first_document
+
+    session = generate(rounds=12, listing_chars=20)
+    first = first_document(session, "s.json")
+    counts: dict[str, int] = {}
+    for message in session.record:
+        counts[message.kind] = counts.get(message.kind, 0) + 1
+    assert first.kind_counts() == counts and list(first.kind_counts()) == list(counts)
+    index = document_module.record_index(session.record)
+    document_module._INDEXES[session.record] = replace(index, kinds={"kept": 1})  # what the index holds is what is said
+    assert first_document(session, "s.json").kind_counts() == {"kept": 1}
