@@ -52,10 +52,14 @@ def message_styles(doc: Document, start: int = 0) -> list[tuple[str, Qt.BrushSty
     block. A message never changes and the record only grows, so a map keeps these per record, adding what it gains."""
     out = []
     record = doc.session.record
+    shared: dict[tuple[str, Qt.BrushStyle | None], tuple[str, Qt.BrushStyle | None]] = {}  # one tuple a style, not a message
     for i in range(start, len(record)):
         message = record[i]
-        pattern = PATTERNS.get("clipped_copy" if message.is_clipped_copy else "note" if is_note(message) else "")
-        out.append((kind_key(message), pattern))
+        key = kind_key(message)  # "clipped_copy" for a copy; "note" for any message a note's key names, so the few
+        # keyed "note" are asked whether they are notes, and no other message is (a copy's key is never a kind)
+        pattern = PATTERNS[key] if key == "clipped_copy" or (key == "note" and is_note(message)) else None
+        style = (key, pattern)
+        out.append(shared.setdefault(style, style))
     return out
 
 

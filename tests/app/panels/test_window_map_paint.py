@@ -186,3 +186,38 @@ def test_the_styles_kept_for_a_record_are_its_messages_styles_as_it_grows_and_sh
     widget.set_document(first_document(other, "o.json"))
     widget.grab()
     assert widget._styles[1] == message_styles(first_document(other, "o.json"))
+
+
+def test_a_records_styles_are_each_messages_kind_and_pattern_one_tuple_a_style():
+    # The map keeps a style a message for the record's life (48,842 at 50k): each the kind key and the pattern the
+    # message's kind draws with (a copy's, a note's, none), one tuple shared by every message of that style, not one
+    # made a message; and only a message keyed "note" is asked whether it is a note.
+    from foldscope.app.panels.window_map_blocks import message_styles
+    from foldscope.app.theme import kind_key
+    from foldscope.core.model.session import Message
+    from foldscope.core.readout.opening import first_document
+
+    session = generate(rounds=30, listing_chars=20)
+    record = session.record
+    original = next(m for m in record if m.kind == "action_response")
+    record.append(
+        Message(id="copy", kind="action_response", content={"output": "cut"}, created_at=0.0, metadata={"clipped_from": original.id})
+    )
+    record.append(Message(id="note", kind="note", content={"assistant_response": "a note"}, created_at=0.0))
+    record.append(
+        Message(id="fold", kind="assistant", content={"assistant_response": "x"}, created_at=0.0, metadata={"context_first_index": 2})
+    )
+    record.append(
+        Message(id="odd", kind="assistant", content={"assistant_response": "y"}, created_at=0.0, metadata={"context_first_index": "2"})
+    )
+    styles = message_styles(first_document(session, "s.json"))
+    for message, style in zip(record, styles, strict=True):
+        pattern = "clipped_copy" if message.is_clipped_copy else "note" if is_note(message) else ""
+        assert style == (kind_key(message), PATTERNS.get(pattern))
+    assert styles[-4:] == [
+        ("clipped_copy", PATTERNS["clipped_copy"]),
+        ("note", PATTERNS["note"]),
+        ("note", PATTERNS["note"]),
+        ("note", None),
+    ]
+    assert len({id(style) for style in styles}) == len(set(styles))
