@@ -152,18 +152,20 @@ def _paired_runs(
     calls: list[tuple[Message, int]] = []  # each call and its run (most runs hold none: their messages need no second look)
     results: list[tuple[Message, int]] = []  # each result and its run
     role_of = ROLE
+    ri = -1  # the run's index in runs, counted rather than asked of len(runs) for each call and result
     for m in seq:
         kind = m.kind
         r = role_of[kind]
         if r != role:
             role, run = r, [m]
             runs.append((r, run))
+            ri += 1
         else:
             run.append(m)
         if kind == "action_request":
-            calls.append((m, len(runs) - 1))
+            calls.append((m, ri))
         elif kind == "action_response":
-            results.append((m, len(runs) - 1))
+            results.append((m, ri))
 
     call_run: dict[str, int] = {}
     answers: dict[str, str] = {}  # a result's id -> the call that names it (action_response_id)
