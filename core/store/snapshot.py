@@ -55,7 +55,7 @@ MEMO_FORMAT = 4  # 4: the bodies in batches; 3: plain texts' counts too; 2: pick
 # Memo keys pickled with one pickler memo (dump_memo): the batch's pairs and the memo's entries for them are held until it
 # is written, 5 MiB at 10,000 (the memo's table past 32,768 entries), 1.7 at this size, on the window's plateau at 50k.
 MEMO_BATCH = 2_000
-HASH_BLOCK = 1 << 18  # bytes of a session's file hashed at a time (file_sha256), read into one buffer
+READ_BLOCK = 1 << 18  # bytes of a file read into one buffer at a time: a session's file hashed (file_sha256), a spill copied (fill)
 _PACKAGE = Path(__file__).resolve().parent.parent  # foldscope/core
 
 # What a snapshot may build: the classes a reader's Session is made of, and the containers the pickle protocol names.
@@ -129,7 +129,7 @@ def file_sha256(path: str | Path) -> str:
     path = Path(path)
     files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
     # One buffer read into again and again: a block read as bytes is made while the one before is still held (2 MiB).
-    buffer = bytearray(HASH_BLOCK)
+    buffer = bytearray(READ_BLOCK)
     with memoryview(buffer) as view:
         for file in files:
             if path.is_dir():
@@ -407,14 +407,14 @@ def size_of(data: bytes | BinaryIO) -> int:
 
 
 def fill(blob: Any, data: bytes | BinaryIO) -> None:
-    """Write a snapshot (held, or in a file from its start) into an SQLite blob of its size, BLOCK bytes at a time."""
+    """Write a snapshot (held, or in a file from its start) into an SQLite blob of its size, a block at a time."""
     if isinstance(data, bytes):
         with memoryview(data) as view:
             for start in range(0, len(data), BLOCK):
                 blob.write(view[start : start + BLOCK])
     else:
         # Read into one buffer: each block read as bytes was made while the one before was still held (2 MiB at once).
-        buffer = bytearray(BLOCK)
+        buffer = bytearray(READ_BLOCK)
         with memoryview(buffer) as view:
             while size := data.readinto(buffer):  # type: ignore[attr-defined]  # a file (spilled): BinaryIO names no readinto
                 blob.write(view[:size])
