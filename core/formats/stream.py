@@ -17,7 +17,7 @@ from foldscope.core.formats.stream_lines import (
     json_problem,
     too_damaged,
 )
-from foldscope.core.model.session import FullRecord, Message, Provenance, ReadError, Request, Session, Usage, new_message
+from foldscope.core.model.session import FullRecord, Message, ReadError, Request, Session, Usage, new_message
 from foldscope.core.model.views import TrackedView, ViewSharer
 
 # The readers' one import: the lines streamed (stream_lines) and their fields read (stream_fields) with the builder.
@@ -294,22 +294,17 @@ class SessionBuilder:
         meta = dict(turn["meta"])
         if turn["thinking"]:
             meta["thinking"] = "\n\n".join(turn["thinking"])
+        # new_message: the Message the dataclass makes, through its slots (a response's messages are most of a record's)
+        file = self.file
         out = [
-            Message(
-                turn["id"],
-                "assistant",
-                turn["at"],
-                {"assistant_response": "\n\n".join(turn["text"])},
-                meta,
-                Provenance(self.file, turn["line"]),
-            )
+            new_message(turn["id"], "assistant", turn["at"], {"assistant_response": "\n\n".join(turn["text"])}, meta, file, turn["line"])
         ]
         for call_id, (mid, function, args, line, at, cmeta, rid) in turn["calls"].items():
             content = {"function": function, "arguments": args, "action_response_id": rid}
-            out.append(Message(mid, "action_request", at, content, {"call_id": call_id, **cmeta}, Provenance(self.file, line)))
+            out.append(new_message(mid, "action_request", at, content, {"call_id": call_id, **cmeta}, file, line))
         for rid, function, args, req, output, line, at, rmeta in turn["results"]:
             content = {"function": function, "arguments": args, "output": output, "action_request_id": req}
-            out.append(Message(rid, "action_response", at, content, rmeta, Provenance(self.file, line)))
+            out.append(new_message(rid, "action_response", at, content, rmeta, file, line))
         return out
 
     def unique(self, id: str, line: int) -> str:

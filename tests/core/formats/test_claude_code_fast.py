@@ -272,3 +272,23 @@ def test_a_time_text_read_again_gives_the_same_float_object_and_value(times):
         assert repr(first) == repr(stream_fields._parse_time(value)) == repr(again)
         if isinstance(value, str) and first is not None:
             assert again is first
+
+
+def test_a_responses_messages_are_the_messages_the_dataclass_makes(tmp_path):
+    # SessionBuilder._turn_messages makes them through new_message's slots: each the same as Message(...) of its fields
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+    from fresh_session import generate
+
+    from foldscope.core.model.session import Message, Provenance
+
+    path = tmp_path / "s.jsonl"
+    generate(path, 80)
+    record = claude_code.read(path).record
+    kinds = {m.kind for m in record}
+    assert {"assistant", "action_request", "action_response"} <= kinds
+    for m in record:
+        made = Message(m.id, m.kind, m.created_at, dict(m.content), dict(m.metadata), Provenance(str(path), m.provenance.line))
+        assert [getattr(m, f) for f in Message.__slots__] == [getattr(made, f) for f in Message.__slots__]
+        assert type(m.content) is type(made.content) is Fields and type(m.metadata) is Fields
