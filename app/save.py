@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.app import dialogs
-from foldscope.app.qt import QEvent, QMainWindow, QObject, QTimer, Signal
+from foldscope.app.qt import QMainWindow, QObject, QTimer, Signal
 from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Task
 from foldscope.core.formats.lionagi import message_from_dict
@@ -202,7 +202,6 @@ class SaveController(QObject):
         self.writing: Task | None = None  # the autosave being written off the GUI thread (one at a time)
         self.again = False  # a change came while it was written: write once more when it ends
         editor.changed.connect(lambda changes: self.schedule())
-        window.installEventFilter(self)
 
     def schedule(self) -> None:
         """An edit was made: autosave after a quiet AUTOSAVE_MS, but never later than AUTOSAVE_MAX_MS after the
@@ -280,12 +279,6 @@ class SaveController(QObject):
         if answer == "discard":
             self.clear_working_state("discarded")
         return answer == "discard"
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
-        if watched is self.window and event.type() == QEvent.Type.Close and not self.may_close():
-            event.ignore()
-            return True
-        return False
 
     # -- autosave --------------------------------------------------------------------------
 

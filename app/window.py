@@ -319,6 +319,12 @@ class MainWindow(QMainWindow):
         (focus or widget).setFocus()
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        # Asked here, not by an event filter on the window: a filter is a call into Python at each of the window's
+        # events (a paint and an update request each frame of the busy bar's animation while a file is read, about
+        # 120 a second), each taking the interpreter from the load's worker.
+        if not self.saver.may_close():  # the user kept the unsaved changes
+            event.ignore()
+            return
         self.cancel_loading()
         self.labs.close()
         self.sizing.save()

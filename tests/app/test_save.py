@@ -83,6 +83,22 @@ def test_closing_with_unsaved_changes_asks(qtbot, window, tmp_path, monkeypatch,
     assert (tmp_path / "out.json").exists() is (answer == "save")
 
 
+def test_the_windows_own_events_call_no_python_filter_to_ask_about_closing(qtbot, settings, tmp_path, monkeypatch):
+    # The close asks in the window's closeEvent: a filter on the window was a call into Python at each of its events,
+    # a paint and an update request each frame of the busy bar's animation while a file is read, each taking the
+    # interpreter from the load's worker. A filter the saver defined would be called here (it fails installed).
+    from foldscope.app.window import MainWindow
+
+    heard = []
+    monkeypatch.setattr(module.SaveController, "eventFilter", lambda self, watched, event: heard.append(event) and False, raising=False)
+    window = MainWindow(settings=settings, db=str(tmp_path / "library.db"))
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    window.repaint()
+    assert heard == []
+
+
 def test_closing_without_changes_does_not_ask(qtbot, window, monkeypatch):
     open_demo(qtbot, window)
     monkeypatch.setattr(dialogs, "ask_unsaved", lambda parent, name: pytest.fail("asked with nothing unsaved"))
