@@ -55,7 +55,9 @@ def test_the_fold_table_gives_every_role_it_draws_with_and_none_it_does_not(demo
 def test_the_fold_table_fits_its_columns_to_their_cells_once_per_set_rows(demo_window, qapp, monkeypatch):
     # A long session's compactions are hundreds of rows: the header kept fitted (ResizeToContents) measured every
     # cell at each layout pass, three times as the counted document's rows were first shown (0.23 s at 50k, on the
-    # GUI thread before the timeline paints). Fitted once per set_rows, to the same widths.
+    # GUI thread before the timeline paints), and resizeColumnToContents once asked the view's delegate each cell's
+    # size (a dozen roles a cell). Fitted once per set_rows, to the same widths, the delegate asked only the cells
+    # whose text is about the widest of its column (one cell a text).
     from dataclasses import replace
 
     from foldscope.app.panels.folds import COLUMNS, FoldModel
@@ -70,15 +72,26 @@ def test_the_fold_table_fits_its_columns_to_their_cells_once_per_set_rows(demo_w
         return real(self, row, column)
 
     monkeypatch.setattr(FoldModel, "_value", value)
+    sized = []
+
+    class Counting(type(panel.table.itemDelegate())):  # the view's own delegate, counting the cells it is asked to size
+        def sizeHint(self, option, index):  # noqa: N802 (Qt override)
+            sized.append((index.row(), index.column()))
+            return super().sizeHint(option, index)
+
+    panel.table.setItemDelegate(Counting(panel.table))
     panel.set_waiting()
     qapp.processEvents()
     asked.clear()
     panel.set_rows(rows, len(rows))
+    fitted_cells = len(rows) * (len(COLUMNS) - 1)
+    # 106 cells sized here (the numbers' columns: every two-digit number is about as wide), each cell before.
+    assert len(sized) < fitted_cells / 3
     qapp.processEvents()
     panel.table.grab()
     cells = len(rows) * len(COLUMNS)
-    # One fit reads each cell's text and alignment (two values a cell), the paint the rows shown: 2.7 a cell here;
-    # kept fitted, 6.3.
+    # The fit reads each cell's text once and the sized cells' text and alignment, the paint the rows shown: 2.2 a
+    # cell here; 2.7 with each cell sized; kept fitted, 6.3.
     assert 2 * cells <= len(asked) <= 4 * cells
     header = panel.table.horizontalHeader()
     for column in range(len(COLUMNS) - 1):  # the last takes the rest of the width
