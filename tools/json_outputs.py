@@ -50,7 +50,9 @@ def corpus_files() -> list[Path]:
 
 
 def run(argv: list[str], env: dict[str, str]) -> str:
-    done = subprocess.run([str(ROOT / ".venv" / "bin" / "foldscope"), *argv], capture_output=True, text=True, env=env, cwd=ROOT)
+    # The command beside the interpreter running this script, not ROOT's own .venv: a worktree (ROOT) has none, and the
+    # tree under test is the one on PYTHONPATH, which the command's environment carries.
+    done = subprocess.run([str(Path(sys.executable).parent / "foldscope"), *argv], capture_output=True, text=True, env=env, cwd=ROOT)
     return f"exit {done.returncode}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
 
 
