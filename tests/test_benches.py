@@ -62,6 +62,12 @@ SMOKES = (
     ),
     Smoke(
         "bench_count.py",
+        ("--tokens", "20000", "--repeat", "1", "--own-work"),
+        # each step it times by name: a step the count no longer has (lay17's plan_runs) stopped the option at once
+        (r"the cold count's own work \(every count 0\)", r"\n +plan_flat +[\d.]+\n", r"\n +_fill_parts +[\d.]+"),
+    ),
+    Smoke(
+        "bench_count.py",
         ("--long", "--sizes", "0.1", "--tiktoken-up-to", "0.1"),
         (
             r"crossover, one lowercase piece",
