@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from foldscope.app.lab.replay import ReplayView
-from foldscope.app.lab.tune import TuneView
 from foldscope.app.menus import add_action
 from foldscope.app.qt import QMenu, QWidget
 from foldscope.core.readout.document import Document
+
+if TYPE_CHECKING:  # imported when a lab is first opened: the window's start, and so its first look at a session, waits for neither
+    from foldscope.app.lab.replay import ReplayView
+    from foldscope.app.lab.tune import TuneView
 
 
 class Labs:
@@ -43,6 +46,8 @@ class Labs:
     def open_tune(self) -> TuneView:
         """Show the policy sweep's window (made once): it works on a folder, not on the open session."""
         if self.tune is None:
+            from foldscope.app.lab.tune import TuneView
+
             self.tune = TuneView(self.parent_widget)
         self.tune.show()
         self.tune.raise_()
@@ -53,6 +58,8 @@ class Labs:
         """Show the Replay lab on the open session, made once and kept in step with the window."""
         lab = self.replay_lab
         if lab is None:
+            from foldscope.app.lab.replay import ReplayView
+
             lab = self.replay_lab = ReplayView(self.parent_widget)
             self.on_loaded(lambda doc: lab.set_session(doc.session if doc else None, getattr(doc, "policy", None)))
             lab.request_chosen.connect(self.step_to)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import os
 import threading
 
 import pytest
@@ -110,6 +111,24 @@ def test_cancel_stops_the_run_and_says_so(qtbot, lab, monkeypatch):
     qtbot.waitUntil(lambda: task.is_done and lab.task is None)
     assert lab.status.text() == "Replay cancelled."
     assert lab.run_button.isEnabled() and lab.result is None
+
+
+def test_the_window_imports_no_lab_until_one_is_opened():
+    # The window's start comes before its first look at a session (usable) and its timeline (complete): the labs and
+    # the replay they run (20 modules of app/lab and core/replay; the what-if's own is the window's) are imported when
+    # a lab is first opened.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from foldscope.app.window import MainWindow; "
+        "print(sorted(m for m in sys.modules if m.startswith(('foldscope.app.lab.replay', 'foldscope.app.lab.tune', "
+        "'foldscope.core.replay.lab', 'foldscope.core.replay.tune', 'foldscope.core.replay.strategies'))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    )
+    assert out.stdout.strip() == "[]"
 
 
 @pytest.mark.qt_log_ignore(
