@@ -257,7 +257,9 @@ def _open_document(
     # (its record grows, its view and metadata change) and count with its counter while the store runs.
     kept = None
     if problem is None and (reopened is None or counter.tokenised_chars > tokenised_before):
-        kept = as_counted(session, document.tokens, counter)
+        # The reader's extras as the snapshot copied them: no count or measure writes them (a followed file's reader
+        # does, later), and a second copy (the line starts, the unsent lines: 0.8 MiB at 50k) stayed to the store's end.
+        kept = as_counted(session, document.tokens, counter, extras=snapshot.extras if snapshot is not None else None)
         if snapshot is not None:
             snapshot.record = kept.session.record  # the record as read: the count changed nothing in it
     if on_counted is not None:
@@ -380,11 +382,12 @@ class StoreCopy:
         return self if isinstance(self.memo, bytes) else replace(self, memo=dump_memo(self.memo, self.session.record))
 
 
-def as_counted(session: Session, tokens: list[int], counter: Counter) -> StoreCopy:
-    """What the store reads, taken before anything else may change the session (cheap: no message is copied)."""
+def as_counted(session: Session, tokens: list[int], counter: Counter, extras: dict | None = None) -> StoreCopy:
+    """What the store reads, taken before anything else may change the session (cheap: no message is copied);
+    `extras`: as_read's."""
     from foldscope.core.store.snapshot import as_read
 
-    copy = as_read(session)
+    copy = as_read(session, extras)
     copy.record = RecordPrefix(session.record)  # the record as it stands, read from its own list: it only grows
     return StoreCopy(copy, list(tokens), counter.memo())
 

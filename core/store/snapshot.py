@@ -319,15 +319,17 @@ class _SessionUnpickler(_Unpickler):
         return self.record[pid]
 
 
-def as_read(session: Session) -> Session:
-    """The session as it stands now, to be pickled later (dump_session) after a count has run on the original:
-    its own fields copied (the reader's small dicts and lists whole, in one deep copy so what they share stays
-    shared), its record, trace and subagent sessions shared, which a count never changes. What a measure sets
-    on the original afterwards (the unseen head, the branch's metadata) is not in the copy. Cheap: no message
-    is copied, so a long session's snapshot is pickled off the path to its counted document."""
+def as_read(session: Session, extras: dict[str, Any] | None = None) -> Session:
+    """The session as it stands now, to be pickled later (dump_session) after a count has run on the original: its
+    own fields copied (the reader's small dicts and lists whole, in one deep copy so what they share stays shared),
+    its record, trace and subagent sessions shared, which a count never changes. What a measure sets on the original
+    afterwards (the unseen head, the branch's metadata) is not in the copy. Cheap: no message is copied, so a long
+    session's snapshot is pickled off the path to its counted document. `extras`: another as_read's, shared."""
     state = {name: value for name, value in vars(session).items() if name != "caches"}
-    small = ("branch", "manifest", "events", "extras", "warnings")
+    small = tuple(name for name in ("branch", "manifest", "events", "extras", "warnings") if name != "extras" or extras is None)
     state.update(zip(small, copy.deepcopy(tuple(state[name] for name in small))))
+    if extras is not None:
+        state["extras"] = extras
     state["view"], state["trace"], state["children"] = list(session.view), list(session.trace), list(session.children)
     return _session(state)
 

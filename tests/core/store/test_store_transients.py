@@ -78,3 +78,24 @@ def test_storing_each_messages_size_reads_the_body_ids_as_an_array(tmp_path: Pat
         _, peak = _traced_peak(lambda: library.store_token_counts(session_id, "o200k", sizes))
         assert library.token_counts(session_id, "o200k") == sizes
     assert peak < 150_000  # 51 KB now (the array); 239 KB as a list
+
+
+def test_a_load_copies_the_readers_extras_once_for_the_snapshot_and_the_store(tmp_path: Path, monkeypatch):
+    # The store's copy deep-copied them again after the measure (which writes none of them): the line starts and the
+    # unsent lines twice, 0.8 MiB more at 50,000 messages through the counted paint and the whole store.
+    from foldscope.core.readout.opening import open_document
+    from tests.paths import CORPUS_DEV
+
+    copies: list[Any] = []
+    real = snapshot.as_read
+
+    def as_read(session: Any, extras: Any = None) -> Any:
+        copies.append(real(session, extras))
+        return copies[-1]
+
+    monkeypatch.setattr(snapshot, "as_read", as_read)
+    document = open_document(CORPUS_DEV / "claude_code" / "session-196820da.jsonl", str(tmp_path / "library.db"))
+    assert len(copies) == 2 and document.library_id is not None
+    source_lines = document.session.extras["source_lines"]
+    assert copies[0].extras["source_lines"] is not source_lines  # a copy, as read
+    assert copies[1].extras is copies[0].extras
