@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import regex  # type: ignore[import-untyped]  # tiktoken's dependency; its pure-Python reference splits with it
 
-from foldscope.core.request import unicode_gap, window_threads
+from foldscope.core.request import long_cuts, unicode_gap, window_threads
 
 if TYPE_CHECKING:
     from tiktoken import Encoding
@@ -425,7 +425,7 @@ def merge_text(
             return None
         t0, committed, reported = 0, 0, 0  # t0: the first of the last window's ids not yet taken as final
         out: list[int] = []
-        size = 0 if progress is None else last.end if len(spans) == 1 else _utf8_length(text, start, end)
+        size = 0 if progress is None else last.end if len(spans) == 1 else long_cuts.utf8_length(text, start, end)
         if progress is not None:
             progress(0, size)
         for window in merged:
@@ -505,20 +505,15 @@ NOT_RUN = re.compile(f"[^{RUN}]")
 
 def _window_ids(enc: Any, chars: str) -> list[int] | None:
     """quicktok's ids of chars merged as one piece, or None when the pattern splits chars into more than one."""
+    return enc.encode_ordinary(chars) if _one_piece(enc, chars) else None
+
+
+def _one_piece(enc: Any, chars: str) -> bool:
+    """Whether the pattern makes chars one piece: a run (RUN) always, anything else as the pattern says."""
     if chars.isascii() and chars.encode().translate(None, _LOWER) or not chars.isascii() and NOT_RUN.search(chars):
-        match = _compiled_for(enc).match(chars)  # not a run (RUN): one piece only if the pattern says so
-        if match is None or match.end() != len(chars):
-            return None
-    return enc.encode_ordinary(chars)
-
-
-def _utf8_length(text: str, start: int, end: int) -> int:
-    """len(text[start:end].encode()), a megabyte of characters at a time (no copy of the whole)."""
-    size = 0
-    for at in range(start, end, 1 << 20):
-        chunk = text[at : min(at + (1 << 20), end)]
-        size += len(chunk) if chunk.isascii() else len(chunk.encode())
-    return size
+        match = _compiled_for(enc).match(chars)
+        return match is not None and match.end() == len(chars)
+    return True
 
 
 def _remembered_text(enc: Any, text: str, start: int, end: int, progress: Progress | None) -> int | None:
@@ -537,7 +532,11 @@ def _remembered_text(enc: Any, text: str, start: int, end: int, progress: Progre
             _REMEMBERED.move_to_end(key)
     if entry is None:
         head: list[int] = []
-        merged = merge_text(enc, text, start + lead, end, progress, keep=False, head=head)
+        # cut where no token spans (long_cuts), else in stitched windows
+        cut = long_cuts.count(enc, text, start + lead, end, lambda chars: _one_piece(enc, chars), _fast_lengths(enc), progress, head)
+        if cut is None:
+            head.clear()
+        merged = (cut, []) if cut is not None else merge_text(enc, text, start + lead, end, progress, keep=False, head=head)
         if merged is None:
             return None
         entry = (merged[0], head)

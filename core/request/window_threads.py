@@ -90,22 +90,30 @@ def merged(
             yield result._replace(end=y + result.end, next_start=y + result.next_start)
             y += result.next_start
 
-    if THREADS < 2 or len(spans) < 3:
-        yield placed(map(merge, spans))
+    with ahead(merge, spans) as results:
+        yield placed(results)
+
+
+@contextlib.contextmanager
+def ahead(work: Callable[[Any], Any], items: list[Any]) -> Iterator[Iterator[Any]]:
+    """work(item) for each item, in order, on THREADS threads at most THREADS items ahead of the one taken (so a cancel
+    stops within a few); leaving the block stops the threads (after the items they are at)."""
+    if THREADS < 2 or len(items) < 3:
+        yield map(work, items)
         return
     from concurrent.futures import ThreadPoolExecutor
 
     pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="foldscope-window")
 
-    def ahead() -> Iterator[Merged | None]:
-        pending = deque(pool.submit(merge, span) for span in spans[:THREADS])
-        for span in spans[THREADS:]:
-            pending.append(pool.submit(merge, span))  # before the wait: every thread merges while this one stitches
+    def taken() -> Iterator[Any]:
+        pending = deque(pool.submit(work, item) for item in items[:THREADS])
+        for item in items[THREADS:]:
+            pending.append(pool.submit(work, item))  # before the wait: every thread works while this one takes
             yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
 
     try:
-        yield placed(ahead())
+        yield taken()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
