@@ -65,11 +65,14 @@ def count(
         chars = text[span[0] : span[1]]
         if not one_piece(chars):
             return None
-        size = len(chars) if chars.isascii() else len(chars.encode())
+        try:
+            data = chars if chars.isascii() else chars.encode()  # once, for its size and for quicktok (count_whole)
+        except UnicodeEncodeError:  # a lone surrogate, which tiktoken counts as U+FFFD: windowed as before
+            return None
         if head is not None and span[0] == start:
             ids = enc.encode_ordinary(chars)
-            return len(ids), size, ids
-        return enc.count_whole(chars), size, None
+            return len(ids), len(data), ids
+        return enc.count_whole(data), len(data), None
 
     total, done = 0, 0
     size = 0 if progress is None else utf8_length(text, start, end)

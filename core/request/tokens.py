@@ -373,12 +373,13 @@ class FastEncoding:
             return long_pieces.count_parts(self.count_whole, text)
         return self.count_whole(text)
 
-    def count_whole(self, text: str) -> int:
-        """len(encode_ordinary(text)) in one call of quicktok's (per-byte state for the longest piece)."""
+    def count_whole(self, text: str | bytes) -> int:
+        """len(encode_ordinary(text)) in one call of quicktok's (per-byte state for the longest piece); `text` may be
+        given as its UTF-8."""
         try:
             # A str that is not ASCII keeps the UTF-8 made of it for quicktok (3 bytes a CJK character, as long as the
             # str lives: a counting child's parts of a 50 MB message, 50 MB more); encoded here, it is freed after.
-            return self._tokenizer.count(text if text.isascii() else text.encode())
+            return self._tokenizer.count(text if isinstance(text, bytes) or text.isascii() else text.encode())
         except (UnicodeEncodeError, TypeError):  # pybind11's word for a str UTF-8 cannot hold
             if not isinstance(text, str):
                 raise
