@@ -374,8 +374,7 @@ class FastEncoding:
         return self.count_whole(text)
 
     def count_whole(self, text: str | bytes) -> int:
-        """len(encode_ordinary(text)) in one call of quicktok's (per-byte state for the longest piece); `text` may be
-        given as its UTF-8."""
+        """len(encode_ordinary(text)) in one call of quicktok's (per-byte state for the longest piece); text or its UTF-8."""
         try:
             # A str that is not ASCII keeps the UTF-8 made of it for quicktok (3 bytes a CJK character, as long as the
             # str lives: a counting child's parts of a 50 MB message, 50 MB more); encoded here, it is freed after.
