@@ -12,7 +12,7 @@ from foldscope.app.panels.cost import WRITE_CAUSES, part_colour
 from foldscope.app.qt import QColor, QPainter, QPen, QPointF, QRectF, Qt
 from foldscope.app.theme import is_dark, muted_colour
 from foldscope.core.forensics.cache_report import GAP_MARKS
-from foldscope.core.readout.cache_lane import BAND_LABELS, BANDS, CAUSE_LABELS, LaneRow
+from foldscope.core.readout.cache_lane import BAND_LABELS, BANDS, CAUSE_LABELS, LaneRow, lane_facts
 
 # The rows' heights (idle, writes, the space between, the legend): roomy in a tall timeline, compact in the
 # window's first 170 pixels so the plot keeps most of them (a minimum height would push a 768-pixel screen).
@@ -101,12 +101,7 @@ class CacheLane:
         over the rows they hold, kept until they are replaced."""
         rows = self.rows
         if self._facts is None or self._facts[0] is not rows:
-            shown, implicit, most = False, False, 0
-            for r in rows:
-                shown = shown or r.gap_s is not None or bool(r.written)
-                implicit = implicit or r.implicit
-                most = max(most, r.written)
-            self._facts = (rows, shown, implicit, most)
+            self._facts = (rows, *lane_facts(rows))
         return self._facts[1:]
 
     def shown(self) -> bool:

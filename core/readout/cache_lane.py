@@ -72,15 +72,41 @@ def lane_rows_of(report: CacheReport) -> LaneRows:
     return LaneRows(report.rows)
 
 
+def lane_written(row: Any) -> int:
+    """What a cache report row's lane row draws in its writes row: an implicit cache's shortfall, else its write."""
+    if row.read is not None:
+        return row.read.short
+    usage = row.causes.usage
+    return usage.cache_write if usage is not None else 0
+
+
 def lane_row(row: Any) -> LaneRow:
     """One request's lane row from its cache report row (core.forensics.cache_report.CacheRow)."""
     c = row.causes
     if row.read is not None:
         read = c.usage.cache_read if c.usage is not None else 0
         broke = {k: v for k, v in row.read.broke.items() if v}
-        return LaneRow(c.index, c.gap_s, broke, row.read.short, c.usage is not None, True, read)
-    written = c.usage.cache_write if c.usage is not None else 0
-    return LaneRow(c.index, c.gap_s, {k: v for k, v in c.causes.items() if v}, written, c.usage is not None)
+        return LaneRow(c.index, c.gap_s, broke, lane_written(row), c.usage is not None, True, read)
+    return LaneRow(c.index, c.gap_s, {k: v for k, v in c.causes.items() if v}, lane_written(row), c.usage is not None)
+
+
+def lane_facts(rows: Sequence[LaneRow]) -> tuple[bool, bool, int]:
+    """Whether any row has anything to draw (a gap's time or a write), whether any is an implicit cache's, and the most
+    any wrote: of a report's rows (LaneRows) read from them, no lane row made (11,384 at 50,000 messages, each with its
+    causes' dict, on the GUI thread as the counted document first paints)."""
+    shown, implicit, most = False, False, 0
+    if isinstance(rows, LaneRows):
+        for row in rows.report_rows:
+            written = lane_written(row)
+            shown = shown or row.causes.gap_s is not None or bool(written)
+            implicit = implicit or row.read is not None
+            most = max(most, written)
+        return shown, implicit, most
+    for r in rows:
+        shown = shown or r.gap_s is not None or bool(r.written)
+        implicit = implicit or r.implicit
+        most = max(most, r.written)
+    return shown, implicit, most
 
 
 class LaneRows(Sequence[LaneRow]):
@@ -95,6 +121,11 @@ class LaneRows(Sequence[LaneRow]):
 
     def __len__(self) -> int:
         return len(self._rows)
+
+    @property
+    def report_rows(self) -> Sequence[Any]:
+        """The cache report's rows these are read from."""
+        return self._rows
 
     @overload
     def __getitem__(self, k: int) -> LaneRow: ...
