@@ -357,7 +357,7 @@ def test_a_megabyte_piece_counts_the_same_in_quicktoks_windows_and_whole(fast):
 
 def test_quicktoks_windows_report_progress_between_them_and_a_raise_stops_the_count(fast, monkeypatch):
     monkeypatch.setattr(long_pieces, "PROGRESS_EVERY", 1 << 16)
-    text = "".join(random.Random(12).choices(LETTERS, k=600_000))
+    text = "".join(random.Random(12).choices("abcdefghijklmnoprstuvz", k=600_000))  # no pair to cut at: windows
     seen: list[tuple[int, int]] = []
     long_pieces._REMEMBERED.clear()
     with long_pieces.reporting(lambda done, total: seen.append((done, total))):
@@ -377,7 +377,7 @@ def test_quicktoks_windows_report_progress_between_them_and_a_raise_stops_the_co
     monkeypatch.setattr(long_pieces, "_window_ids", lambda *a: merged.append(1) or real(*a))
     with long_pieces.reporting(cancel), pytest.raises(Cancelled):
         count_text(text)
-    assert len(merged) < 5  # stopped within a few windows of the cancel, not at the end of the piece
+    assert 0 < len(merged) < 5  # stopped within a few windows of the cancel, not at the end of the piece
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
