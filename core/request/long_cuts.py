@@ -21,6 +21,7 @@ LOWER_PAIRS = ("qg", "qj", "qk", "qz", "wq", "xg", "yq")
 CJK_PAIRS = ((0x9C, 0xE9), (0xAB, 0xE8), (0xB5, 0xE6), (0xBC, 0xE7), (0xBC, 0xE9))
 PART = 1 << 16  # characters of a part at least (quicktok's state for one call about half a megabyte, as a window's)
 SEARCH = 1 << 12  # characters sought for a cut after a part's least length before the piece is windowed instead
+HEAD = 1 << 13  # bytes of the first tokens a remembered piece's head covers (long_pieces.merge_text's 4 * WINDOW)
 _cut: Any = None  # the pairs' pattern, compiled at the first long piece (re's classes of 320 ideographs each)
 
 
@@ -38,7 +39,8 @@ def _pattern() -> Any:
 
 def cuts(text: Any, start: int, end: int) -> list[int] | None:
     """start, each place to cut text[start:end] (a str or long_parts.Parts) at, about PART characters apart, and end;
-    None where a stretch of SEARCH characters past a part's least length holds no pair to cut between."""
+    None where a stretch of SEARCH characters past a part's least length holds no pair to cut between, or where the
+    piece is too short for one cut (then it is windowed, which bounds quicktok's state at a window's)."""
     out, at, search = [start], start, _pattern().search
     while end - at > 2 * PART:
         stretch = text[at + PART : at + PART + SEARCH]
@@ -47,7 +49,7 @@ def cuts(text: Any, start: int, end: int) -> list[int] | None:
             return None
         at += PART + found.start() + 1
         out.append(at)
-    return [*out, end]
+    return None if len(out) == 1 else [*out, end]
 
 
 def count(
@@ -94,9 +96,6 @@ def count(
             if progress is not None:
                 progress(done, size)
     return total
-
-
-HEAD = 1 << 13  # bytes of the first tokens a head covers (long_pieces: 4 * WINDOW)
 
 
 def utf8_length(text: Any, start: int, end: int) -> int:

@@ -111,3 +111,11 @@ def test_cut_parts_report_progress_between_them_and_a_raise_stops_the_count(fast
     with long_pieces.reporting(cancel), pytest.raises(Cancelled):
         count_text(text)
     assert len(counted) < 60  # stopped within a few parts of the cancel, not at the end of the piece (about 190)
+
+
+def test_a_piece_too_short_for_one_cut_is_windowed_not_counted_whole():
+    # Under 2 x PART no cut is made: the piece goes to the windows, whose quicktok state is a window's (review18: it
+    # was counted in one call, quicktok's state then a piece's of up to 2 x PART characters)
+    text = "qg" * long_cuts.PART
+    assert long_cuts.cuts(text, 0, 2 * long_cuts.PART) is None
+    assert long_cuts.cuts(text, 0, 2 * long_cuts.PART + 2) == [0, long_cuts.PART + 1, 2 * long_cuts.PART + 2]
