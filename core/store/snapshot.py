@@ -56,7 +56,7 @@ MEMO_FORMAT = 4  # 4: the bodies in batches; 3: plain texts' counts too; 2: pick
 # is written, 5 MiB at 10,000 (the memo's table past 32,768 entries), 1.7 at this size, on the window's plateau at 50k.
 MEMO_BATCH = 2_000
 READ_BLOCK = 1 << 18  # bytes of a file read into one buffer at a time: a session's file hashed (file_sha256), a spill copied (fill)
-_PACKAGE = Path(__file__).resolve().parent.parent  # foldscope/core
+_PACKAGE = Path(__file__).resolve().parent.parent  # foldscope/core, resolved: each file hashed is named under it
 
 # What a snapshot may build: the classes a reader's Session is made of, and the containers the pickle protocol names.
 SNAPSHOT_CLASSES = {
@@ -104,8 +104,8 @@ def _identity(parts: Iterable[Path], salt: str) -> str | None:
 @functools.cache
 def reader_identity() -> str | None:
     """What a snapshot was made by: the readers' and the model's source, the snapshot format, the Python version."""
-    files = [*(_PACKAGE / "formats").glob("*.py"), *(_PACKAGE / "model").glob("*.py"), Path(__file__)]
-    files += [Path(__file__).with_name("snapshot_trace.py"), Path(__file__).with_name("snapshot_ints.py")]
+    files = [*(_PACKAGE / "formats").glob("*.py"), *(_PACKAGE / "model").glob("*.py")]  # not __file__: behind a link
+    files += [_PACKAGE / "store" / name for name in ("snapshot.py", "snapshot_trace.py", "snapshot_ints.py")]
     return _identity(files, f"snapshot {SNAPSHOT_FORMAT} python {sys.version_info[0]}.{sys.version_info[1]}")
 
 

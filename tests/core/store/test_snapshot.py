@@ -794,3 +794,21 @@ def test_the_session_pickles_hold_no_message_id_or_int_pair_in_their_memo(monkey
     ids = {message.id for message in session.record} - set(session.extras["source_lines"].multi)  # its keys: a reader's
     assert not [value for memo in memos for value in memo if type(value) is str and value in ids]
     assert sum(type(value) is tuple for memo in memos for value in memo) < 200
+
+
+def test_the_package_reached_through_a_link_trusts_its_snapshots_as_the_package_itself(tmp_path):
+    # A link to the project's root on the path (an install or a checkout behind a symbolic link): the snapshot.py the
+    # identity hashes was named by __file__, outside the resolved package, so relative_to failed and no snapshot was
+    # ever trusted (a library reopened nothing).
+    import subprocess
+
+    from foldscope.core.store import snapshot
+
+    (tmp_path / "foldscope").symlink_to(Path(snapshot.__file__).resolve().parents[2], target_is_directory=True)
+    ask = "from foldscope.core.store import snapshot; print(snapshot.__file__); print(snapshot.reader_identity())"
+    done = subprocess.run(
+        [sys.executable, "-c", ask], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(tmp_path)}, timeout=120
+    )
+    where, identity = done.stdout.split()
+    assert where.startswith(str(tmp_path)), "the link's package was not the one imported"
+    assert identity == str(snapshot.reader_identity()) != "None"
