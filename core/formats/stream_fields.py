@@ -20,8 +20,9 @@ def parse_time(value: Any) -> float | None:
     if value == last[0]:
         return last[1]
     got = None
-    if len(value) == 24 and value[23] == "Z" and value[:11] == _last_day[0]:
-        got = _in_day(value, _last_day[1])
+    day = _last_day  # read once: another thread may replace it between the question and the answer
+    if len(value) == 24 and value[23] == "Z" and value[:11] == day[0]:
+        got = _in_day(value, day[1])
     if got is None:
         got = _parse_time(value)
     _remember_time(value, got)
@@ -37,6 +38,7 @@ _last_time: tuple[str | None, float | None] = (None, None)
 
 
 def _parse_time(value: Any) -> float | None:
+    global _last_day
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
@@ -52,13 +54,13 @@ def _parse_time(value: Any) -> float | None:
             # several microseconds a line (a session's lines are seconds apart, rarely in one second).
             # timestamp() is (its microseconds since the epoch) / 10**6 divided as integers, and so is the sum, so
             # both round alike (tests/core/formats/test_claude_code_fast.py).
-            _last_day[:] = [value[:11], _day_micros(parsed)]
+            _last_day = (value[:11], _day_micros(parsed))  # replaced whole, as _last_time is
         return parsed.timestamp()
     return None
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_last_day: list[Any] = [None, None]  # [the first 11 characters of a time (its date and T), its day's microseconds or None]
+_last_day: tuple[Any, Any] = (None, None)  # (the first 11 characters of a time (its date and T), its day's microseconds or None)
 
 
 def _day_micros(parsed: datetime) -> int | None:

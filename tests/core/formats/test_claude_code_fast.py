@@ -222,7 +222,7 @@ def test_the_shortcut_takes_the_typed_prompts_of_a_plain_file(tmp_path, monkeypa
 @settings(max_examples=500, deadline=None)
 @given(st.lists(TIMES, min_size=1, max_size=8))
 def test_a_time_in_the_last_day_read_reads_as_fromisoformat_reads_it(times):
-    stream_fields._last_day[:] = [None, None]
+    stream_fields._last_day = (None, None)  # a state of its own: no day read yet
     for value in times:
         assert repr(stream_fields.parse_time(value)) == repr(stream_fields._parse_time(value))
 
@@ -249,7 +249,7 @@ def test_a_time_in_the_last_day_read_reads_as_fromisoformat_reads_it(times):
     ],
 )
 def test_a_clock_in_the_day_read_last_reads_as_fromisoformat_reads_it(clock):
-    stream_fields._last_day[:] = [None, None]
+    stream_fields._last_day = (None, None)  # a state of its own: no day read yet
     for day in ("2026-01-01", "1969-12-31", "0001-01-01", "9999-12-31"):
         stream_fields.parse_time(f"{day}T08:00:00.000Z")  # the day read, so the clock is read from it
         value = f"{day}T{clock}Z"
@@ -265,7 +265,7 @@ def test_fields_one_is_the_fields_of_a_one_key_dict():
 @settings(max_examples=200, deadline=None)
 @given(st.lists(TIMES, min_size=1, max_size=12))
 def test_a_time_text_read_again_gives_the_same_float_object_and_value(times):
-    stream_fields._last_day[:] = [None, None]
+    stream_fields._last_day = (None, None)  # a state of its own: no day read yet
     for value in times:
         first = stream_fields.parse_time(value)
         again = stream_fields.parse_time("".join(value) if isinstance(value, str) else value)  # an equal text, not the same object
@@ -274,21 +274,26 @@ def test_a_time_text_read_again_gives_the_same_float_object_and_value(times):
             assert again is first
 
 
-def test_a_responses_messages_are_the_messages_the_dataclass_makes(tmp_path):
-    # SessionBuilder._turn_messages makes them through new_message's slots: each the same as Message(...) of its fields
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+def test_a_responses_messages_are_the_messages_the_dataclass_makes(tmp_path, monkeypatch):
+    # SessionBuilder._turn_messages makes them through new_message's slots: the same record as a read whose every
+    # message the frozen dataclass's constructor makes from the same arguments (review18: not from the messages' fields)
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[3] / "bench"))
     from fresh_session import generate
 
+    from foldscope.core.formats import stream
     from foldscope.core.model.session import Message, Provenance
 
     path = tmp_path / "s.jsonl"
     generate(path, 80)
     record = claude_code.read(path).record
-    kinds = {m.kind for m in record}
-    assert {"assistant", "action_request", "action_response"} <= kinds
-    for m in record:
-        made = Message(m.id, m.kind, m.created_at, dict(m.content), dict(m.metadata), Provenance(str(path), m.provenance.line))
-        assert [getattr(m, f) for f in Message.__slots__] == [getattr(made, f) for f in Message.__slots__]
-        assert type(m.content) is type(made.content) is Fields and type(m.metadata) is Fields
+    assert {"assistant", "action_request", "action_response"} <= {m.kind for m in record}
+
+    def by_dataclass(id, kind, created_at, content, metadata, file, line, *, path="", raw=None):
+        return Message(id, kind, created_at, content, metadata, Provenance(file, line, path), raw)
+
+    monkeypatch.setattr(stream, "new_message", by_dataclass)
+    made = claude_code.read(path).record
+    assert len(made) == len(record)
+    for m, by_init in zip(record, made, strict=True):
+        assert [getattr(m, f) for f in Message.__slots__] == [getattr(by_init, f) for f in Message.__slots__]
+        assert type(m.content) is type(by_init.content) is Fields and type(m.metadata) is Fields
