@@ -225,8 +225,6 @@ class FoldPanel(QWidget):
         advance = table.fontMetrics().horizontalAdvance
         grid = 1 if table.showGrid() else 0
         for column in range(len(COLUMNS) - 1):
-            if header.isSectionHidden(column):
-                continue
             # One cell a text (a column repeats its texts: a kind, a stage), each text's widest line (the view shows a
             # newline as a line break).
             row_of = {self.model.display(row, column): r for r, row in enumerate(rows)}

@@ -94,18 +94,15 @@ def lane_facts(rows: Sequence[LaneRow]) -> tuple[bool, bool, int]:
     """Whether any row has anything to draw (a gap's time or a write), whether any is an implicit cache's, and the most
     any wrote: of a report's rows (LaneRows) read from them, no lane row made (11,384 at 50,000 messages, each with its
     causes' dict, on the GUI thread as the counted document first paints)."""
+    if isinstance(rows, LaneRows):  # (gap, written, implicit) of each row, read from the report's rows
+        facts = ((r.causes.gap_s, lane_written(r), r.read is not None) for r in rows.report_rows)
+    else:
+        facts = ((r.gap_s, r.written, r.implicit) for r in rows)
     shown, implicit, most = False, False, 0
-    if isinstance(rows, LaneRows):
-        for row in rows.report_rows:
-            written = lane_written(row)
-            shown = shown or row.causes.gap_s is not None or bool(written)
-            implicit = implicit or row.read is not None
-            most = max(most, written)
-        return shown, implicit, most
-    for r in rows:
-        shown = shown or r.gap_s is not None or bool(r.written)
-        implicit = implicit or r.implicit
-        most = max(most, r.written)
+    for gap, written, is_implicit in facts:
+        shown = shown or gap is not None or bool(written)
+        implicit = implicit or is_implicit
+        most = max(most, written)
     return shown, implicit, most
 
 

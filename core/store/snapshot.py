@@ -326,7 +326,7 @@ def as_read(session: Session, extras: dict[str, Any] | None = None) -> Session:
     afterwards (the unseen head, the branch's metadata) is not in the copy. Cheap: no message is copied, so a long
     session's snapshot is pickled off the path to its counted document. `extras`: another as_read's, shared."""
     state = {name: value for name, value in vars(session).items() if name != "caches"}
-    small = tuple(name for name in ("branch", "manifest", "events", "extras", "warnings") if name != "extras" or extras is None)
+    small = ("branch", "manifest", "events", "warnings") + (("extras",) if extras is None else ())
     state.update(zip(small, copy.deepcopy(tuple(state[name] for name in small))))
     if extras is not None:
         state["extras"] = extras
