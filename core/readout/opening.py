@@ -26,13 +26,17 @@ OnCount = Callable[[int, int, int], None]
 # A Claude Code or Codex file over FIRST_PART_FROM bytes shows its first FIRST_PART_BYTES while the rest is read, so
 # a session of any size is on screen within DESIGN.md's 3 s: the first look costs a small share of the whole read.
 # Under FIRST_PART_FROM the whole read is quick enough, and reading the start twice would only delay the whole
-# record (the figures are in docs/performance.md).
-FIRST_PART_BYTES = 16 * 2**20
+# record (the figures are in docs/performance.md). The first part is read again by the whole read, on the path to
+# the counted timeline: 4 MiB (about 900 messages of a Claude Code file, pages of lists) cost 0.05 s of the
+# window's CPU at 50,000 messages where 16 MiB cost 0.20.
+FIRST_PART_BYTES = 4 * 2**20
 FIRST_PART_FROM = 64 * 2**20
 # A read costs by the line as much as by the byte, so a file whose head says it holds over FIRST_PART_LINES_FROM
-# lines shows a first part too, whatever its bytes, and a first part stops after FIRST_PART_LINES lines.
-FIRST_PART_LINES = 5_000
-FIRST_PART_LINES_FROM = 4 * FIRST_PART_LINES
+# lines shows a first part too, whatever its bytes, and a first part stops after FIRST_PART_LINES lines. The lines
+# are the bytes' share (a line of over 3.3 KB ends a part by its bytes), and which files show a first part is the
+# line count of the whole file, not of the part.
+FIRST_PART_LINES = 1_250
+FIRST_PART_LINES_FROM = 20_000
 
 
 def line_end(path: str, lines: int, limit: int) -> int | None:

@@ -152,6 +152,27 @@ def test_a_first_part_ends_at_its_bytes_or_its_lines_whichever_comes_first(monke
     assert first_part(str(path)).record_size in (20, 21)  # to the end of the line that passes the bytes
 
 
+def test_a_large_files_first_part_is_its_first_4_mib_a_fortieth_of_a_50k_session(tmp_path):
+    # The whole read reads the first part again, on the path to the counted timeline: the part is kept small (a
+    # 50,000-message Claude Code file is 171 MB). A sparse file of that size: no line ends, so the bytes end the part.
+    path = tmp_path / "large.jsonl"
+    with open(path, "wb") as out:
+        out.truncate(171_100_000)
+    end = opening_module.first_part_end(str(path), path.stat().st_size)
+    assert end == 4 * 2**20 and end < path.stat().st_size / 40
+
+
+def test_which_files_show_a_first_part_is_their_line_count_over_20000_whatever_the_parts_size(tmp_path):
+    # The part's lines are the bytes' share; the threshold is the whole file's lines, judged from the part's.
+    line = b"x" * 299 + b"\n"
+    for lines, shows in ((19_000, False), (21_000, True)):
+        path = tmp_path / f"{lines}.jsonl"
+        path.write_bytes(line * lines)
+        end = opening_module.first_part_end(str(path), path.stat().st_size)
+        assert (end is not None) is shows
+        assert end is None or end == opening_module.FIRST_PART_LINES * len(line)
+
+
 def test_a_large_branch_shows_its_record_before_its_requests_then_again_with_them_and_counts_what_a_plain_load_does(
     corpus_dev, monkeypatch, tmp_path
 ):
