@@ -1,4 +1,4 @@
-"""An import stored a batch of messages at a time (core.store.library IMPORT_BATCH) writes exactly the rows one
+"""An import stored a batch of messages at a time (core.store.library_import IMPORT_BATCH) writes exactly the rows one
 batch for the whole record wrote, in the same order, and a failure in a later batch still leaves nothing."""
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from foldscope.core.formats import load_session
-from foldscope.core.store import library as store
-from foldscope.core.store import library_file, source_bytes
+from foldscope.core.store import library_base, library_file, library_import, source_bytes
 from foldscope.core.store.library import Library
 from tests.paths import CORPUS_DEV
 
@@ -54,12 +53,12 @@ def test_batches_of_a_few_messages_store_what_one_batch_stored(corpus_dev, tmp_p
         path = sorted(path.glob("*.jsonl"))[0]
     session = load_session(str(path))
     assert len(session.record) > 4  # two batches of 3 at least
-    stored_alike(session, tmp_path, lambda: monkeypatch.setattr(store, "IMPORT_BATCH", 3))
+    stored_alike(session, tmp_path, lambda: monkeypatch.setattr(library_import, "IMPORT_BATCH", 3))
 
 
 def test_a_failure_in_a_later_batch_leaves_no_rows(corpus_dev, tmp_path, monkeypatch):
     session = load_session(str(CORPUS_DEV / "claude_code" / "session-196820da.jsonl"))
-    monkeypatch.setattr(store, "IMPORT_BATCH", 3)
+    monkeypatch.setattr(library_import, "IMPORT_BATCH", 3)
     library = Library(tmp_path / "lib.db")
     real_insert, calls = library._insert_messages, []
 
@@ -98,9 +97,9 @@ def test_letting_go_of_the_file_every_few_bytes_stores_what_one_window_stored(co
 
 @given(st.lists(st.text(alphabet=st.characters(blacklist_categories=()), max_size=6), max_size=40), st.integers(1, 7))
 def test_a_view_is_stored_as_the_json_of_its_ids_whatever_the_chunk(ids, chunk):
-    """store.ids_json encodes a view a chunk of ids at a time; the text is json.dumps of the whole list."""
-    assert store.ids_json(ids, chunk) == json.dumps(ids)
-    assert store.ids_json(iter(ids), chunk) == json.dumps(ids)
+    """library_base.ids_json encodes a view a chunk of ids at a time; the text is json.dumps of the whole list."""
+    assert library_base.ids_json(ids, chunk) == json.dumps(ids)
+    assert library_base.ids_json(iter(ids), chunk) == json.dumps(ids)
 
 
 def test_the_import_page_cache_is_the_indexes_size_but_at_most_an_eighth_of_the_source(corpus_dev, tmp_path):
@@ -129,14 +128,14 @@ def test_the_windows_import_takes_sqlites_default_cache_whatever_the_session(cor
     monkeypatch.setattr(library_file, "IMPORT_CACHE_KIB", (16, 65_536))
     monkeypatch.setattr(library_file, "IMPORT_CACHE_SOURCE_SHARE", 1.0)
     pragmas: list[str] = []
-    real = store.connect
+    real = library_base.connect
 
     def traced(*args, **kwargs):
         conn = real(*args, **kwargs)
         conn.set_trace_callback(lambda sql: pragmas.append(sql) if sql.startswith("PRAGMA cache_size=-") else None)
         return conn
 
-    monkeypatch.setattr(store, "connect", traced)
+    monkeypatch.setattr(library_base, "connect", traced)
     path = CORPUS_DEV / "claude_code" / "session-196820da.jsonl"
     session = load_session(str(path))
     whole = library_file.import_cache_kib(len(session.record), path.stat().st_size)
