@@ -130,11 +130,13 @@ try:  # the record's start counted by a child forked during the read, where the 
             note(split=at)
         return in_child
 
-    def timed_answer(session, policy):
-        for counts in answer(session, policy):  # in the child: its own CPU since the fork at each chunk, then whole
-            note(early_cpu=cpu(), early_done=time.perf_counter() - start, early_whole=False)
+    def timed_answer(session, policy, *where):
+        # in each child: its own CPU since the fork at each chunk, then whole (`where`: where it counts from, if a
+        # later child: a tree with one child has none)
+        for counts in answer(session, policy, *where):
+            note(early_cpu=cpu(), early_done=time.perf_counter() - start, early_whole=False, early_pid=os.getpid())
             yield counts
-        note(early_cpu=cpu(), early_done=time.perf_counter() - start, early_whole=True)
+        note(early_cpu=cpu(), early_done=time.perf_counter() - start, early_whole=True, early_pid=os.getpid())
 
     during_read.DuringRead._fork, during_read.answer = timed_split, timed_answer
 except ImportError:
@@ -201,10 +203,19 @@ def run(path: str, strategies: str, tree: str | None = None, free_core: bool = F
     got["seed_wall"] = seeded["seed_wall"] if seeded else None  # the parent's wait for the during-read child's answer
     got["seed_cpu"] = seeded["seed_cpu"] if seeded else None  # and its own work taking the counts
     split = next((n["split"] for n in lines if "split" in n), None)
-    early = ([n for n in lines if "early_cpu" in n] or [None])[-1]  # the last chunk it reached
+    last = {n.get("early_pid"): n for n in lines if "early_cpu" in n}  # the last chunk each child reached
+    early = (
+        {
+            "early_cpu": sum(n["early_cpu"] for n in last.values()),
+            "early_done": max(n["early_done"] for n in last.values()),
+            "early_whole": all(n["early_whole"] for n in last.values()),
+        }
+        if last
+        else None
+    )
     read_wall = next((n["read_wall"] for n in lines if "read_wall" in n), None)
-    # The parent's read from the fork on, the during-read child's CPU, and how long after the read's end it was done
-    # (negative: before it), where the child answered whole.
+    # The parent's read from the (first) fork on, the during-read children's CPU, and how long after the read's end the
+    # last was done (negative: before it), and whether each answered whole.
     got["after_split"] = read - split if read is not None and split is not None else None
     got["early_cpu"] = early["early_cpu"] if early else None
     got["early_late"] = early["early_done"] - read_wall if early and read_wall is not None else None
@@ -277,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 if got["after_split"] is not None and got["early_cpu"] is not None:  # the read's second core
                     measured += (
-                        f"; the read after the fork {got['after_split']:.2f} s, its child {got['early_cpu']:.2f} s CPU,"
+                        f"; the read after the fork {got['after_split']:.2f} s, its children {got['early_cpu']:.2f} s CPU,"
                         f" {'done' if got['early_whole'] else 'stopped'} {got['early_late']:+.2f} s after the read"
                     )
                 print(

@@ -39,7 +39,7 @@ class SessionBuilder(Protocol):
 # Where the next read may hand the file's start to another process (core.request.counting.during_read): (byte offset,
 # call), taken by the next iter_json_lines, or None. The call is made once, with the read's builder, at the first line
 # starting at or past the offset; where it answers True (the forked child), the read ends before that line, as if the
-# file ended there.
+# file ended there. Where it answers False it may set the next split, taken by this read.
 split_at: tuple[int, Callable[[Any], bool]] | None = None
 
 
@@ -70,9 +70,9 @@ def iter_json_lines(path: Path, builder: SessionBuilder) -> Iterator[tuple[int, 
             if len(raw) == LONG_LINE and raw[-1] != 10:  # cut at LONG_LINE bytes, before its newline: read it whole
                 raw = _whole_line(handle, raw)
             if split is not None and offset >= split[0]:
-                ends_here, split = split[1](builder), None
-                if ends_here:
+                if split[1](builder):
                     break
+                split, split_at = split_at, None  # the call may arm a later split (another child, further on)
             ints.append(number)  # the line's int, which the record's index and the requests share (FullRecord)
             starts.append(offset)
             start, offset = offset, offset + len(raw)

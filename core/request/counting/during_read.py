@@ -2,14 +2,15 @@
 
 Reading a long session file keeps one core and leaves the other idle (the counting child of core.request.counting
 .ahead, spawned as the read starts, only builds its encoder then). A line reader (core.formats.stream_lines) forks at
-FRACTION of the file: the parent reads on, and the child ends its read there, as if the file ended, and counts the
-block bodies of the record it holds (the blocks counting ahead guesses, ahead.window_blocks, keyed as the counter keys
-them), then answers each count by its key. The parent seeds its Counter with them before the measure (Counter.seed),
-so neither the measure nor its counting child renders or counts them again: the counts are exact whichever process
-made them, and the memo only saves time. A key's messages come back by id and are taken only where the parent's record
-holds the very object the child held (the same place in memory, made before the fork: a message is frozen), so a count
-the child made of a message the parent's read made again differently is never taken. The parent builds its encoder at
-the fork (it builds one for the replay anyway), so the child counts with it from its first body.
+each of FRACTIONS of the file: the parent reads on, and each child ends its read there, as if the file ended, and counts
+the block bodies of the record it holds from where the child before it stopped reading (the blocks counting ahead
+guesses, ahead.window_blocks, keyed as the counter keys them), then answers each count by its key. The parent seeds
+its Counter with them before the measure (Counter.seed), so neither the measure nor its counting child renders or
+counts them again: the counts are exact whichever process made them, and the memo only saves time. A key's messages
+come back by id and are taken only where the parent's record holds the very object the child held (the same place in
+memory, made before the fork: a message is frozen), so a count a child made of a message the parent's read made again
+differently is never taken. The parent builds its encoder at the first fork (it builds one for the replay anyway), so
+each child counts with it from its first body.
 """
 
 from __future__ import annotations
@@ -28,7 +29,13 @@ from foldscope.core.model.unseen_text import UNSEEN_TEXT
 from foldscope.core.request import tokens
 from foldscope.core.request.counting import children_allowed, one_thread
 
-FRACTION = 0.25  # where the read forks: the child's counting should end about when the parent's read does
+# Where the read forks, a child at each. The first child's counting ends well before the parent's read does (at 50k
+# about 1.2-1.5 s of CPU against 2.4-2.7 s of read after its fork), and a second, holding more of the record, counts on
+# from where the first child's record ended with the rest of that core: a hundredth of the file costs a child about
+# 0.05 s to count and the parent about 0.034 s to read, so both children's counting (the second's fraction times 0.05)
+# fits in the parent's read after the first fork (0.75 times 3.4 s) up to about half the file. What a child has not
+# counted by the read's end the measure counts, as before.
+FRACTIONS = (0.25, 0.5)
 MIN_BYTES = 32 << 20  # a smaller file is read and measured soon enough: the fork and the second encoder would not repay
 WAIT_SECONDS = 0.1  # the parent waits this long at most for the child to end; then it takes what the child has written
 CHUNK_WINDOWS = 4  # windows (ahead.WINDOW record messages each) counted between two writes of the child's counts
@@ -51,105 +58,39 @@ def wanted(path: Any) -> bool:
     return size >= MIN_BYTES and hasattr(os, "fork") and children_allowed() and one_thread() and allowed()
 
 
-class DuringRead:
-    """One read's child counting the record's start: `arm` before the read, `read_ended(session)` right after it (in
-    the child it counts, writes its counts and exits, never returning), `seed(counter, record)` before the measure.
+class _Child:
+    """One forked child as both processes see it: its pid (the parent's), where its counts are written, whether it is
+    done, and the record's messages at its fork."""
 
-    The child writes its counts a few windows at a time (CHUNK_WINDOWS) to a file it shares with the parent, and says
-    when it is done in a byte of shared memory: where it is still counting when the measure starts (a busy machine),
-    the parent waits at most WAIT_SECONDS, then stops it and takes what it had written, the record's start first."""
+    __slots__ = ("pid", "file", "done", "held", "start")
 
-    def __init__(self, path: Any, policy_of: Callable[[Session], Any]) -> None:
-        self._policy_of = policy_of  # the policy the measure will count under, made from a session as the command does
-        self._cut = int(os.path.getsize(path) * FRACTION)
-        self._child = False
-        self._pid: int | None = None
-        self._file: Any = None  # the counts written so far, each chunk its length then its pickle
-        self._done: mmap.mmap | None = None  # one byte: 1 once the child has written all it counts
-        # The record's messages at the fork, held in both processes until the counts are taken: while they live, no
-        # object made since can sit at their places, so a place the child names is the very message, made before the fork.
-        self._held: list[Message] | None = None
-        self.seeded = 0  # counts taken into the parent's counter (for tests and benchmarks)
+    def __init__(self, held: list[Message], start: int) -> None:
+        self.pid: int | None = None
+        self.file: Any = tempfile.TemporaryFile()  # the counts written so far, each chunk its length then its pickle
+        self.done = mmap.mmap(-1, 1)  # one byte: 1 once the child has written all it counts
+        # Held in both processes until the counts are taken: while they live, no object made since can sit at their
+        # places, so a place the child names is the very message, made before the fork.
+        self.held: list[Message] | None = held
+        self.start = start  # the record position the child counts from
 
-    def arm(self) -> None:
-        """Have the next line read fork at the cut (core.formats.stream_lines.split_at)."""
-        from foldscope.core.formats import stream_lines
-
-        stream_lines.split_at = (self._cut, self._fork)
-
-    def disarm(self) -> None:
-        """A read that never reached a line reader (another format) leaves no fork waiting for the next one."""
-        from foldscope.core.formats import stream_lines
-
-        if stream_lines.split_at is not None and stream_lines.split_at[1] == self._fork:
-            stream_lines.split_at = None
-
-    def _fork(self, builder: Any) -> bool:
-        """At the cut: True in the child (its read ends there), False in the parent (it reads on)."""
-        global _held_places
-        record = getattr(builder, "record", None)
-        if not one_thread() or not isinstance(record, FullRecord):
-            return False
-        # The parent's encoder, built here rather than after the read: this replay builds one in the parent anyway (for
-        # the measure's in-line counts, or before the strategies' fork), and built before this fork the child counts
-        # with it from its first body instead of building its own first on the core it has beside the read.
-        tokens.local_encoding()
-        self._held = list(record)
-        try:
-            self._file, self._done = tempfile.TemporaryFile(), mmap.mmap(-1, 1)
-            pid = os.fork()
-        except OSError:
-            self._let_go()
-            return False
-        if pid == 0:
-            self._child = True
-            _held_places = frozenset(map(id, self._held))
-            return True
-        self._pid = pid
-        return False
-
-    def failed(self) -> None:
-        """The read failed after the fork: in the child, exit with no answer (the parent reads and says it); here, nothing."""
-        if self._child:
-            os._exit(1)
-
-    def read_ended(self, session: Session) -> None:
-        """After the read: in the child, count the record's start, writing the counts as it goes, and exit (os._exit:
-        never the parent's exit handlers, never its output); in the parent, nothing."""
-        if not self._child:
-            return
-        code = 1
-        try:
-            assert self._file is not None and self._done is not None
-            fd = self._file.fileno()
-            for counts in answer(session, self._policy_of(session)):
-                data = _dumps(counts)
-                os.write(fd, len(data).to_bytes(8, "little") + data)
-            self._done[0] = 1
-            code = 0
-        finally:
-            os._exit(code)
-
-    def seed(self, counter: Any, record: FullRecord) -> int:
-        """Take the child's counts into `counter` (those whose messages the record holds as the child held them): all of
-        them once it is done, waiting WAIT_SECONDS at most, else those it has written by then (or before it died); the
-        child is stopped and reaped first, so what is read is whole. None where it failed or is not there."""
-        if self._pid is None or self._file is None or self._done is None:
-            return 0
-        deadline = time.monotonic() + WAIT_SECONDS
-        while not self._done[0] and time.monotonic() < deadline:
-            if os.waitpid(self._pid, os.WNOHANG)[0]:  # it died: what it wrote is all there is
-                self._pid = None
+    def taken(self, record: FullRecord, deadline: float) -> dict[Any, int]:
+        """In the parent: the counts it has written by `deadline` (all, once it is done or dead), whose messages
+        `record` holds as the child held them; the child is stopped first, so what is read is whole."""
+        if self.pid is None:
+            return {}
+        while not self.done[0] and time.monotonic() < deadline:
+            if os.waitpid(self.pid, os.WNOHANG)[0]:  # it died: what it wrote is all there is
+                self.pid = None
                 break
             time.sleep(0.005)
-        if self._pid is not None:
+        if self.pid is not None:
             try:  # stopped, so it writes nothing more; reaped once it is gone (close), not waited for here
-                os.kill(self._pid, 9)
+                os.kill(self.pid, 9)
             except ProcessLookupError:
                 pass
         counts: dict[Any, int] = {}
         try:
-            data = os.pread(self._file.fileno(), os.fstat(self._file.fileno()).st_size, 0)
+            data = os.pread(self.file.fileno(), os.fstat(self.file.fileno()).st_size, 0)
         except OSError:
             data = b""
         at = 0
@@ -162,37 +103,138 @@ class DuringRead:
             except Exception:  # a chunk not whole after all: the rest is counted as before
                 break
             at += 8 + size
-        self._let_go()
+        return counts
+
+    def let_go(self) -> None:
+        self.held = None
+        self.file.close()
+        self.done.close()
+
+    def reap(self, wait: bool) -> None:
+        """Stop it if `wait` (it may still run), and reap it: at once if it is gone, else only when `wait`."""
+        if self.pid is None:
+            return
+        if wait:
+            try:
+                os.kill(self.pid, 9)
+            except ProcessLookupError:
+                pass
+        if os.waitpid(self.pid, 0 if wait else os.WNOHANG)[0]:
+            self.pid = None
+
+
+class DuringRead:
+    """One read's children counting the record's start: `arm` before the read, `read_ended(session)` right after it (in
+    a child it counts, writes its counts and exits, never returning), `seed(counter, record)` before the measure.
+
+    Each child writes its counts a few windows at a time (CHUNK_WINDOWS) to a file it shares with the parent, and says
+    when it is done in a byte of shared memory: where one is still counting when the measure starts (a busy machine),
+    the parent waits at most WAIT_SECONDS in all, then stops it and takes what it had written, its part's start first."""
+
+    def __init__(self, path: Any, policy_of: Callable[[Session], Any]) -> None:
+        self._policy_of = policy_of  # the policy the measure will count under, made from a session as the command does
+        size = os.path.getsize(path)
+        self._cuts = [int(size * fraction) for fraction in FRACTIONS]
+        self._children: list[_Child] = []  # the parent's, in the order forked
+        self._next_start = 0  # the record position the next child counts from: where the one before's record ended
+        self._mine: _Child | None = None  # in a child, itself
+        self.seeded = 0  # counts taken into the parent's counter (for tests and benchmarks)
+
+    def arm(self) -> None:
+        """Have the next line read fork at the first cut (core.formats.stream_lines.split_at), and each later at the next."""
+        from foldscope.core.formats import stream_lines
+
+        if self._cuts:
+            stream_lines.split_at = (self._cuts.pop(0), self._fork)
+
+    def disarm(self) -> None:
+        """A read that never reached a line reader (another format) leaves no fork waiting for the next one."""
+        from foldscope.core.formats import stream_lines
+
+        if stream_lines.split_at is not None and stream_lines.split_at[1] == self._fork:
+            stream_lines.split_at = None
+
+    def _fork(self, builder: Any) -> bool:
+        """At a cut: True in the child (its read ends there), False in the parent (it reads on, to the next cut)."""
+        global _held_places
+        from foldscope.core.request.counting.ahead import WINDOW
+
+        record = getattr(builder, "record", None)
+        if not one_thread() or not isinstance(record, FullRecord):
+            return False
+        # The parent's encoder, built here rather than after the read: this replay builds one in the parent anyway (for
+        # the measure's in-line counts, or before the strategies' fork), and built before this fork the child counts
+        # with it from its first body instead of building its own first on the core it has beside the read.
+        tokens.local_encoding()
+        try:
+            child = _Child(list(record), self._next_start)
+        except OSError:
+            return False
+        try:
+            pid = os.fork()
+        except OSError:
+            child.let_go()
+            return False
+        if pid == 0:
+            self._mine = child
+            _held_places = frozenset(map(id, child.held or ()))
+            return True
+        child.pid = pid
+        self._children.append(child)
+        # The next child counts on from this one's last whole window (the last, cut short by the record's end here,
+        # is counted again whole: the same keys give the same counts).
+        self._next_start = len(record) // WINDOW * WINDOW
+        self.arm()
+        return False
+
+    def failed(self) -> None:
+        """The read failed after a fork: in the child, exit with no answer (the parent reads and says it); here, nothing."""
+        if self._mine is not None:
+            os._exit(1)
+
+    def read_ended(self, session: Session) -> None:
+        """After the read: in the child, count the record's start, writing the counts as it goes, and exit (os._exit:
+        never the parent's exit handlers, never its output); in the parent, nothing."""
+        mine = self._mine
+        if mine is None:
+            return
+        code = 1
+        try:
+            fd = mine.file.fileno()
+            for counts in answer(session, self._policy_of(session), mine.start):
+                data = _dumps(counts)
+                os.write(fd, len(data).to_bytes(8, "little") + data)
+            mine.done[0] = 1
+            code = 0
+        finally:
+            os._exit(code)
+
+    def seed(self, counter: Any, record: FullRecord) -> int:
+        """Take the children's counts into `counter` (those whose messages the record holds as the child held them): a
+        child's all once it is done, the children waited for WAIT_SECONDS in all at most, else those it has written by
+        then (or before it died); each is stopped first, so what is read is whole. None where none was forked."""
+        counts: dict[Any, int] = {}
+        deadline = time.monotonic() + WAIT_SECONDS
+        for child in self._children:
+            counts.update(child.taken(record, deadline))
+            child.let_go()
         counter.seed(counts, {}, {})
         self.seeded = len(counts)
-        if self._pid is not None and os.waitpid(self._pid, os.WNOHANG)[0]:
-            self._pid = None
+        for child in self._children:
+            child.reap(wait=False)
         return self.seeded
 
     def close(self) -> None:
-        """Stop the child if it still runs, and reap it (a killed child's exit frees a copy of the parent's pages: under
-        load that took half a second, so the command reaps it once its replay is done)."""
-        pid, self._pid = self._pid, None
-        if pid is not None:
-            try:
-                os.kill(pid, 9)
-            except ProcessLookupError:
-                pass
-            os.waitpid(pid, 0)
-
-    def _let_go(self) -> None:
-        self._held = None
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-        if self._done is not None:
-            self._done.close()
-            self._done = None
+        """Stop each child still running, and reap it (a killed child's exit frees a copy of the parent's pages: under
+        load that took half a second, so the command reaps them once its replay is done)."""
+        for child in self._children:
+            child.reap(wait=True)
 
 
-def answer(session: Session, policy: Any) -> Iterator[list[tuple[Any, int]]]:
-    """In the child: each block body's count of the record it read, by the counter's key (block_key, policy key), a few
-    windows at a time from the record's start, the keys' messages written as (id, place in memory) pairs (taken).
+def answer(session: Session, policy: Any, start: int = 0) -> Iterator[list[tuple[Any, int]]]:
+    """In the child: each block body's count of the record it read from position `start` (a multiple of ahead.WINDOW),
+    by the counter's key (block_key, policy key), a few windows at a time, the keys' messages written as (id, place in
+    memory) pairs (taken).
     Under caching the measure keys its blocks by the first round it decides, so nothing is counted here; nor a block
     whose message has unseen parts, counted at the session's unseen rate, which a part of the file may not give."""
     from foldscope.core.request.compile import block_key
@@ -208,7 +250,7 @@ def answer(session: Session, policy: Any) -> Iterator[list[tuple[Any, int]]]:
     count, windowed = tokens.counter(), tokens.windowed()
     seen: set[Any] = set()
     counts: list[tuple[Any, int]] = []
-    for lo in range(0, len(record), WINDOW):
+    for lo in range(start, len(record), WINDOW):
         if counts and lo % (CHUNK_WINDOWS * WINDOW) == 0:
             yield counts
             counts = []

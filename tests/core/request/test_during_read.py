@@ -17,47 +17,56 @@ from foldscope.core.request.counting import during_read
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 
-# A fresh process, as the command is: the CLI's replay of one file with the child forked at FRACTION of the read (no
-# file too small for it), its answer waited for whatever the load; it prints the JSON and, on stderr's last line, how
-# many counts were seeded and whether the child was reaped.
+# A fresh process, as the command is: the CLI's replay of one file with a child forked at each of FRACTIONS of the read
+# (given as "0.3,0.8"; no file too small for it), their answers waited for whatever the load; it prints the JSON and, on
+# stderr's last line, how many counts were seeded and whether each child was reaped.
 REPLAY = """
 import io, json, os, sys
 from foldscope.core.request.counting import during_read
 during_read.MIN_BYTES = 0
-during_read.FRACTION = float(sys.argv[2])
+during_read.FRACTIONS = tuple(map(float, sys.argv[2].split(",")))
 during_read.WAIT_SECONDS = 120.0
 seen = {"seeded": 0, "pids": []}
 seed = during_read.DuringRead.seed
 def spy(self, counter, record):
-    seen["pids"].append(self._pid)
+    seen["pids"].extend(child.pid for child in self._children)
     seen["seeded"] = seed(self, counter, record)
     return seen["seeded"]
 during_read.DuringRead.seed = spy
 if sys.argv[3] == "dies":  # the child ends before it answers
-    during_read.answer = lambda session, policy: os._exit(3)
+    during_read.answer = lambda session, policy, start: os._exit(3)
 if sys.argv[3] == "slow":  # the child counts long after the measure starts (a busy machine)
     during_read.WAIT_SECONDS = 0.5
     answer = during_read.answer
-    def slow(session, policy):
+    def slow(session, policy, start):
         import time
         time.sleep(60)
-        yield from answer(session, policy)
+        yield from answer(session, policy, start)
     during_read.answer = slow
 if sys.argv[3] == "partial":  # the child is stopped after its first windows' counts
     during_read.CHUNK_WINDOWS = 1
     answer = during_read.answer
-    def partial(session, policy):
-        yield next(answer(session, policy))
+    def partial(session, policy, start):
+        yield next(answer(session, policy, start))
         os._exit(3)
     during_read.answer = partial
 if sys.argv[3] == "encoder":  # the child notes whether it holds an encoder when it starts counting
     answer = during_read.answer
-    def noted(session, policy):
+    def noted(session, policy, start):
         from foldscope.core.request import tokens
         with open(sys.argv[1] + ".encoder", "w") as note:
             note.write(json.dumps(tokens.encoder_built()))
-        yield from answer(session, policy)
+        yield from answer(session, policy, start)
     during_read.answer = noted
+if sys.argv[3] == "starts":  # windows of 32 messages; each child notes where it counts from and how much it read
+    from foldscope.core.request.counting import ahead
+    ahead.WINDOW = 32
+    answer = during_read.answer
+    def starts(session, policy, start):
+        with open(sys.argv[1] + ".starts", "a") as note:
+            note.write(json.dumps([start, len(session.record)]) + "\\n")
+        yield from answer(session, policy, start)
+    during_read.answer = starts
 from foldscope.core.cli.main import main
 out, sys.stdout = sys.stdout, io.StringIO()
 try:
@@ -87,7 +96,7 @@ def generated(tmp_path_factory) -> Path:
     return path
 
 
-def _replayed(path: Path, fraction: float, how: str, *flags: str, local: bool = False) -> tuple[dict, dict]:
+def _replayed(path: Path, fraction: float | str, how: str, *flags: str, local: bool = False) -> tuple[dict, dict]:
     env = {k: v for k, v in os.environ.items() if k != "FOLDSCOPE_COUNTING"}
     if local:
         env["FOLDSCOPE_COUNTING"] = "local"  # no child at all: every count in-line, every strategy here
@@ -140,6 +149,24 @@ def test_the_child_counts_with_the_encoder_the_parent_built_before_the_fork(gene
     forked, seen = _replayed(path, 0.5, "encoder")
     assert json.loads((tmp_path / "s.jsonl.encoder").read_text()) is True
     assert seen["seeded"] > 20 and forked == in_line
+
+
+def test_a_second_child_counts_more_of_the_record_and_the_replay_is_the_one_made_with_no_child(generated):
+    in_line, _ = _replayed(generated, 0.3, "answers", "--ceiling", "30000", local=True)
+    _, first = _replayed(generated, 0.3, "answers", "--ceiling", "30000")
+    forked, seen = _replayed(generated, "0.3,0.8", "answers", "--ceiling", "30000")
+    assert seen["seeded"] > first["seeded"] > 20 and seen["reaped"] == [True, True]
+    assert forked == in_line
+
+
+def test_a_later_child_counts_on_from_the_last_whole_window_the_child_before_it_read(generated, tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(generated.read_bytes())
+    in_line, _ = _replayed(path, 0.5, "answers", local=True)
+    forked, seen = _replayed(path, "0.3,0.8", "starts")
+    (first, first_read), (second, second_read) = sorted(json.loads(line) for line in (tmp_path / "s.jsonl.starts").read_text().splitlines())
+    assert first == 0 and second == first_read // 32 * 32 > 0 and second_read > first_read
+    assert seen["reaped"] == [True, True] and forked == in_line
 
 
 def _message(mid: str, text: str) -> Message:
