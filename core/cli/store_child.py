@@ -103,7 +103,7 @@ class StoreChild:
 
 # The memo goes down the pipe pickled with each message as its record index, and the child names its own record's
 # message there (its record is this one, forked, or one read alike: read_stamp); the child then dumps it as the library
-# keeps it (core.store.snapshot.dump_memo). So this process need not import the snapshot's module nor compress the memo
+# keeps it (core.store.snapshot_memo.dump_memo). So this process need not import the snapshot's module nor compress the memo
 # while the command waits for the commit. A key naming a message outside the record is named ELSEWHERE, which no
 # dump keeps, as dump_memo leaves such keys out.
 ELSEWHERE = "elsewhere"
@@ -172,14 +172,14 @@ def _store(session: Session | None, db: str, path: str, sample: str | None, inpu
 
             session = load_session(path, input_format, sample)
             read = read_stamp(path, session)
-        from foldscope.core.store import snapshot
+        from foldscope.core.store import snapshot, snapshot_inputs
         from foldscope.core.store.library import Library
 
         data = snapshot.dump_session(session)  # the session as read: the count has not set its unseen head and scale here
         # What keep_snapshot asks that the memo does not change (each hashes foldscope's sources, kept once made): made
         # now, so that what is left once the memo comes, while the parent waits, is the write.
-        snapshot.reader_identity()
-        snapshot.counter_identity()
+        snapshot_inputs.reader_identity()
+        snapshot_inputs.counter_identity()
         with Library(db) as library:
             library.conn.execute("BEGIN IMMEDIATE")
             session_id = library.import_session(session)

@@ -380,8 +380,8 @@ class StoreCopy:
     memo: tuple[Mapping, ...] | bytes  # Counter.memo(), or its bytes as the library keeps them (pickled)
 
     def pickled(self) -> StoreCopy:
-        """This copy with its memo pickled over its record (snapshot.dump_memo: 0.6 MB at 50,000 messages)."""
-        from foldscope.core.store.snapshot import dump_memo
+        """This copy with its memo pickled over its record (snapshot_memo.dump_memo: 0.6 MB at 50,000 messages)."""
+        from foldscope.core.store.snapshot_memo import dump_memo
 
         return self if isinstance(self.memo, bytes) else replace(self, memo=dump_memo(self.memo, self.session.record))
 

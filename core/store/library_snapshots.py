@@ -28,20 +28,20 @@ class Snapshots(LibraryBase):
         data: bytes | BinaryIO | None = None,
     ) -> None:
         """Keep what `session` (read from `path`, stored as `session_id`) needs to be rebuilt without reading the
-        file: the reader's output and, when given, the counter's memo (Counter.memo(), or snapshot.dump_memo's bytes of
+        file: the reader's output and, when given, the counter's memo (Counter.memo(), or snapshot_memo.dump_memo's bytes of
         it over this session's record); replaces an older one.
         `data`: the session as snapshot.dump_session gave it when read, before a count changed it (the trace's
         measure sets the unseen head and the scale), or a file holding it from its start (snapshot.dump_session_to);
         by default it is dumped now."""
-        from foldscope.core.store import snapshot
+        from foldscope.core.store import snapshot, snapshot_inputs, snapshot_memo
 
-        reader = snapshot.reader_identity()
+        reader = snapshot_inputs.reader_identity()
         if reader is None:
             return
-        inputs = json.dumps(snapshot.inputs_of(path))  # ASCII: a name that is not UTF-8 keeps its escapes
+        inputs = json.dumps(snapshot_inputs.inputs_of(path))  # ASCII: a name that is not UTF-8 keeps its escapes
         data = data if data is not None else snapshot.dump_session(session)
-        counter = snapshot.counter_identity() if memo is not None else None
-        kept = snapshot.memo_bytes(memo, session.record) if memo is not None and counter is not None else None
+        counter = snapshot_inputs.counter_identity() if memo is not None else None
+        kept = snapshot_memo.memo_bytes(memo, session.record) if memo is not None and counter is not None else None
         size = snapshot.size_of(data)
         with self._atomic():
             # The snapshot is written into a zero-filled blob a block at a time: the blob ends the row (migration 007), so
@@ -58,15 +58,15 @@ class Snapshots(LibraryBase):
     @guarded
     def keep_memo(self, session_id: int, path: str | Path, sample: str | None, record: Any, memo: tuple[Mapping, ...] | bytes) -> bool:
         """Replace the counter's memo kept with this path's snapshot (what a later count added); False when none."""
-        from foldscope.core.store import snapshot
+        from foldscope.core.store import snapshot_inputs, snapshot_memo
 
-        counter = snapshot.counter_identity()
+        counter = snapshot_inputs.counter_identity()
         if counter is None:
             return False
         with self._atomic():
             cursor = self.conn.execute(
                 "UPDATE snapshots SET counter = ?, memo = ? WHERE source = ? AND sample = ? AND session_id = ?",
-                [counter, snapshot.memo_bytes(memo, record), source_key(str(path)), sample or "", session_id],
+                [counter, snapshot_memo.memo_bytes(memo, record), source_key(str(path)), sample or "", session_id],
             )
         return cursor.rowcount > 0
 
@@ -78,23 +78,27 @@ class Snapshots(LibraryBase):
         by this foldscope's readers from the same files (core.store.snapshot), by the reader `format` names when
         given; None when the file must be read.
         A snapshot that cannot be loaded counts as none (the file is read, and a new one replaces it)."""
-        from foldscope.core.store import snapshot
+        from foldscope.core.store import snapshot, snapshot_inputs, snapshot_memo
 
         row = self.conn.execute(
             "SELECT session_id, reader, inputs, rowid, counter, memo FROM snapshots WHERE source = ? AND sample = ?",
             [source_key(str(path)), sample or ""],
         ).fetchone()
-        if row is None or row[1] != snapshot.reader_identity():
+        if row is None or row[1] != snapshot_inputs.reader_identity():
             return None
         session_id, _, inputs, rowid, counter, kept = row
         try:
-            if not snapshot.still_current(json.loads(inputs), path):
+            if not snapshot_inputs.still_current(json.loads(inputs), path):
                 return None
             with self.conn.blobopen("snapshots", "session", rowid, readonly=True) as data:  # not fetched whole beside it
                 session = snapshot.load_session(data)
             if format is not None and session.format != format:
                 return None
-            memo = snapshot.load_memo(kept, session.record) if kept is not None and counter == snapshot.counter_identity() else None
+            memo = (
+                snapshot_memo.load_memo(kept, session.record)
+                if kept is not None and counter == snapshot_inputs.counter_identity()
+                else None
+            )
         except (snapshot.SnapshotError, ValueError, sqlite3.OperationalError):  # the last: the row gone since it was found
             return None  # (another process kept a newer snapshot before the blob was opened)
         return session_id, session, memo

@@ -1,24 +1,12 @@
-"""A session as the library keeps it to be rebuilt without its file: the snapshot, the inputs it stands for, the counter's memo.
+"""A session as the library keeps it to be rebuilt without its file: the snapshot, pickled and loaded.
 
 A snapshot is the reader's whole output (core.model.session.Session: the full record, the active view, the trace with
 its usage, models and times, events, warnings, manifest, subagent sessions and every extra a reader set), pickled and
-compressed. It is used only while it is provably what reading the file again would give:
-- written by the same reader code: `reader_identity()` hashes the source of core.formats and core.model (and the
-  Python version the pickle is made by), so any change to a reader, or to the model it builds, makes every snapshot
-  stale;
-- for the same inputs: the same path, and the session file has the same size and SHA-256 (its content, not its
-  modification time: a `touch` keeps it current, an edit that keeps the size and the second does not fool it), and
-  the same files, of the same sizes and modification times, where a reader looks for more of the session (its
-  subagent files, a run manifest: `neighbours`), so one changed, added or removed since is seen.
-Anything else re-reads the file, and the snapshot is replaced.
+compressed. It is used only while it is provably what reading the file again would give (core.store.snapshot_inputs);
+the counter's memo is kept beside it (core.store.snapshot_memo).
 
 Pickle runs code named by the data it loads; the loader here only builds the classes a Session is made of
 (SNAPSHOT_CLASSES) and refuses anything else, so a damaged or crafted library cannot run code through a snapshot.
-
-The counter's memo (core.request.count.Counter.memo: each block's tokens, keyed by the messages it renders and how)
-is kept beside the snapshot, pickled with each message as its record index (a persistent id), under `counter_identity()`: the tokenizer and
-the code that renders and counts (core.request, core.model, core.formats.images). A reopened session's counter is
-seeded with it, so nothing counted once is counted again; a key naming a message that is not in the record is not kept.
 """
 
 from __future__ import annotations
@@ -26,37 +14,22 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
-import functools
 import gc
-import hashlib
 import io
 import os
 import pickle
-import sys
 import tempfile
 import types
-import zlib
 from collections.abc import Iterable, Iterator, Mapping
-from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from foldscope.core.model.session import Fields, FullRecord, Message, Provenance, Request, Session, Usage
 from foldscope.core.store.snapshot_ints import extras_of, places_of
-from foldscope.core.store.snapshot_stream import BLOCK, MARK, Deflating, Inflating, huge_texts, is_mark, read_text, write_text
+from foldscope.core.store.snapshot_stream import BLOCK, MARK, READ_BLOCK, Deflating, Inflating, huge_texts, is_mark, read_text, write_text
 from foldscope.core.store.snapshot_trace import Trace
 
-SNAPSHOT_FORMAT = 6  # the layout of the pickled session and of `inputs`; part of the reader identity (2: the record in batches;
-# 3: a mapping's non-ASCII texts as UTF-8 bytes, _Utf8; 4: a batch's huge texts before it, apart: snapshot_stream; 5: the
-# trace as columns, snapshot_trace; 6: the trace apart, its ids and the view's as places in the record, snapshot_ints.Places,
-# and lists of int tuples as one array, snapshot_ints.rows)
 RECORD_BATCH = 1_000  # messages pickled with one memo (dump_session_to)
-MEMO_FORMAT = 4  # 4: the bodies in batches; 3: plain texts' counts too; 2: pickled with messages as persistent ids; 1: JSON
-# Memo keys pickled with one pickler memo (dump_memo): the batch's pairs and the memo's entries for them are held until it
-# is written, 5 MiB at 10,000 (the memo's table past 32,768 entries), 1.7 at this size, on the window's plateau at 50k.
-MEMO_BATCH = 2_000
-READ_BLOCK = 1 << 18  # bytes of a file read into one buffer at a time: a session's file hashed (file_sha256), a spill copied (fill)
-_PACKAGE = Path(__file__).resolve().parent.parent  # foldscope/core, resolved: each file hashed is named under it
 
 # What a snapshot may build: the classes a reader's Session is made of, and the containers the pickle protocol names.
 SNAPSHOT_CLASSES = {
@@ -89,107 +62,6 @@ SNAPSHOT_CLASSES = {
 
 class SnapshotError(Exception):
     """A stored snapshot that cannot be loaded (damaged, or naming what a session is not made of)."""
-
-
-def _identity(parts: Iterable[Path], salt: str) -> str | None:
-    digest = hashlib.sha256(salt.encode())
-    try:
-        for path in sorted(parts):
-            digest.update(str(path.relative_to(_PACKAGE)).encode() + b"\0" + path.read_bytes() + b"\0")
-    except OSError:
-        return None  # the code cannot be read (a frozen install): no snapshot is ever trusted
-    return digest.hexdigest()
-
-
-@functools.cache
-def reader_identity() -> str | None:
-    """What a snapshot was made by: the readers' and the model's source, the snapshot format, the Python version."""
-    files = [*(_PACKAGE / "formats").glob("*.py"), *(_PACKAGE / "model").glob("*.py")]  # not __file__: behind a link
-    files += [_PACKAGE / "store" / name for name in ("snapshot.py", "snapshot_trace.py", "snapshot_ints.py")]
-    return _identity(files, f"snapshot {SNAPSHOT_FORMAT} python {sys.version_info[0]}.{sys.version_info[1]}")
-
-
-@functools.cache
-def counter_identity() -> str | None:
-    """What a memo's counts depend on besides its keys: the tokenizer and the code that renders and counts blocks."""
-    from foldscope.core.request import tokens
-
-    version = tokens.tiktoken_version()  # without importing it (40-50 ms)
-    files = [*(_PACKAGE / "request").glob("*.py"), *(_PACKAGE / "model").glob("*.py"), _PACKAGE / "formats" / "images.py"]
-    return _identity(files, f"memo {MEMO_FORMAT} o200k_base {tokens.O200K_SHA256} tiktoken {version}")
-
-
-# Inputs -------------------------------------------------------------------------------------------------------
-
-
-def file_sha256(path: str | Path) -> str:
-    """The SHA-256 of a file's bytes, read in blocks (a large file is never held whole); of a session's folder (a
-    Cline task), of its files' names and bytes in name order."""
-    digest = hashlib.sha256()
-    path = Path(path)
-    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
-    # One buffer read into again and again: a block read as bytes is made while the one before is still held (2 MiB).
-    buffer = bytearray(READ_BLOCK)
-    with memoryview(buffer) as view:
-        for file in files:
-            if path.is_dir():
-                digest.update(file.name.encode("utf-8", "surrogateescape") + b"\0")
-            with open(file, "rb", buffering=0) as handle:
-                while size := handle.readinto(buffer):
-                    digest.update(view[:size])
-    return digest.hexdigest()
-
-
-def _stat(path: Path) -> list[int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_size, st.st_mtime_ns]
-
-
-def inputs_of(path: str | Path) -> dict[str, Any]:
-    """What a snapshot of the session read from `path` stands for (see the module docstring)."""
-    path = Path(path)
-    stat = _stat(path)
-    return {"file": str(path), "size": stat[0] if stat else None, "sha256": file_sha256(path), "neighbours": neighbours(path)}
-
-
-def neighbours(path: Path) -> dict[str, list[int] | None]:
-    """Every file a reader would look at beside the session for more of it, with its size and modification time:
-    Claude Code's subagent files (`<stem>/subagents/*.jsonl`, `agent-*.jsonl` beside it) and a lionagi run manifest
-    (core.formats.lionagi.MANIFEST_GLOBS), and an SQLite database's write-ahead log (`<file>-wal`: OpenCode's
-    writes wait there, the database file unchanged, until a checkpoint), and a Cline task's other files
-    (core.formats.cline.COMPANIONS). One added, removed or changed since makes
-    the snapshot stale."""
-    from foldscope.core.formats.cline import COMPANIONS
-    from foldscope.core.formats.lionagi import MANIFEST_GLOBS
-
-    found: set[Path] = set()
-    try:
-        found.update(p for p in (path.parent / name for name in COMPANIONS) if p.is_file())
-        for pattern in (*(glob.format(stem=path.stem) for glob in MANIFEST_GLOBS), "agent-*.jsonl"):
-            found.update(path.parent.glob(pattern))
-        found.update((path.with_suffix("") / "subagents").glob("*.jsonl"))
-        found.update(path.parent.glob(f"{glob_escape(path.name)}-wal"))
-    except OSError:
-        pass
-    found.discard(path)
-    return {str(p): _stat(p) for p in sorted(found)}
-
-
-def still_current(inputs: Mapping[str, Any], path: str | Path) -> bool:
-    """Whether the files a snapshot stands for are as they were (the session file hashed last: the costly check)."""
-    path = Path(path)
-    stat = _stat(path)
-    if stat is None or inputs.get("file") != str(path) or inputs.get("size") != stat[0]:
-        return False
-    if neighbours(path) != inputs.get("neighbours"):
-        return False
-    try:
-        return file_sha256(path) == inputs.get("sha256")
-    except OSError:
-        return False
 
 
 # The session, pickled -----------------------------------------------------------------------------------------
@@ -490,111 +362,3 @@ def _load_pickles(stream: Any) -> Any:
     if apart is not None and (type(apart) is not list or not all(type(r) is Request for r in apart)):
         raise SnapshotError("a snapshot whose trace is not a list of requests")
     return _SessionUnpickler(stream, record, apart).load()
-
-
-# The counter's memo ---------------------------------------------------------------------------------------------
-
-
-class _MemoPickler(pickle.Pickler):
-    """Pickles a memo's keys with each message as its record index (a persistent id), never by value."""
-
-    def __init__(self, out: Any, record: FullRecord) -> None:
-        super().__init__(out, protocol=5)
-        self.record = record
-
-    def persistent_id(self, obj: Any) -> Any:
-        if type(obj) is not Message:
-            return None
-        place = place_of(obj, self.record)
-        if place is None:  # never: dump_memo keeps only keys whose messages are the record's
-            raise pickle.PicklingError(f"a counter memo's key names message {obj.id!r}, which is not in the record")
-        return place
-
-
-class _MemoUnpickler(_Unpickler):
-    def __init__(self, data: io.BytesIO, record: FullRecord) -> None:
-        super().__init__(data)
-        self.record = record
-
-    def find_class(self, module: str, name: str) -> Any:
-        raise SnapshotError(f"a counter memo names {module}.{name}: its keys hold only messages and plain values")
-
-    def persistent_load(self, pid: Any) -> Any:
-        if not isinstance(pid, int) or not 0 <= pid < len(self.record):
-            raise SnapshotError(f"a counter memo names message {pid!r}, which is not in the record")
-        return self.record[pid]
-
-
-def _plain_key(value: Any, record: FullRecord) -> bool:
-    """Whether a memo key can be named again: only tuples, plain values and messages of the record."""
-    if type(value) is Message:
-        return place_of(value, record) is not None
-    if type(value) is tuple:
-        return all(_plain_key(v, record) for v in value)
-    return value is None or type(value) in (str, int, float, bool)
-
-
-def dump_memo(memo: tuple[Mapping, ...], record: FullRecord) -> bytes:
-    """A counter's memo (bodies, glue, heads, texts: Counter.memo()) with each message named by its index in `record`, pickled and
-    compressed; a key naming anything else (a message outside the record) is left out, to be counted when met.
-
-    Pickles one after the other: glue, heads and texts, then the bodies' (key, count) pairs MEMO_BATCH at a time (the
-    pickler's memo cleared between batches: pickled whole, it held an entry for every key and the part it names), then
-    None."""
-    bodies, glue, heads, *rest = memo
-    out = io.BytesIO()
-    deflating = Deflating(out)
-    pickler = _MemoPickler(deflating, record)
-    pickler.dump((dict(glue), dict(heads), dict(rest[0]) if rest else {}))
-    batch: list[tuple[Any, int]] = []
-    for key, tokens in bodies.items():
-        if _plain_key(key, record):
-            batch.append((key, int(tokens)))
-        if len(batch) == MEMO_BATCH:
-            pickler.clear_memo()
-            pickler.dump(batch)
-            batch = []
-    if batch:
-        pickler.clear_memo()
-        pickler.dump(batch)
-    pickler.dump(None)
-    deflating.finish()
-    return out.getvalue()
-
-
-def memo_bytes(memo: tuple[Mapping, ...] | bytes, record: FullRecord) -> bytes:
-    """A counter's memo as the library keeps it: dumped now over `record`, or as dump_memo gave it already."""
-    return memo if isinstance(memo, bytes) else dump_memo(memo, record)
-
-
-def load_memo(data: bytes, record: FullRecord) -> tuple[dict, dict, dict, dict]:
-    """The memo dump_memo kept, its messages those of `record` (the rebuilt session's); SnapshotError when damaged."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        memo = _load_memo_pickles(io.BytesIO(zlib.decompress(data)), record)
-    except SnapshotError:
-        raise
-    except Exception as exc:
-        raise SnapshotError(f"a damaged counter memo ({type(exc).__name__})") from exc
-    finally:
-        if collecting:
-            gc.enable()
-    if not all(type(n) is int for part in memo for n in part.values()):
-        raise SnapshotError("a counter memo whose counts are not all integers")
-    bodies, glue, heads, texts = memo
-    return bodies, glue, heads, texts
-
-
-def _load_memo_pickles(stream: io.BytesIO, record: FullRecord) -> tuple[dict, dict, dict, dict]:
-    """dump_memo's pickles: glue, heads and texts, the bodies' batches, None."""
-    parts = _MemoUnpickler(stream, record).load()
-    if not (isinstance(parts, tuple) and len(parts) == 3 and all(isinstance(part, dict) for part in parts)):
-        raise SnapshotError("a counter memo that is not one")
-    bodies: dict = {}
-    while (batch := _MemoUnpickler(stream, record).load()) is not None:
-        if type(batch) is not list or not all(type(pair) is tuple and len(pair) == 2 for pair in batch):
-            raise SnapshotError("a counter memo whose counts are not (key, count) pairs")
-        bodies.update(batch)
-    glue, heads, texts = parts
-    return bodies, glue, heads, texts

@@ -18,6 +18,7 @@ BLOCK = 1 << 20  # a snapshot is compressed, decompressed and written into the l
 HUGE_TEXT = 1 << 22
 PART = 1 << 20  # characters (written) or bytes (read) of a huge text at a time
 MARK = "huge text"  # the pickle before a huge text's bytes: (MARK, its UTF-8 size)
+READ_BLOCK = 1 << 18  # bytes of a file read into one buffer at a time: a session's file hashed (file_sha256), a spill copied (fill)
 
 
 def huge_texts(messages: Iterable[Message]) -> list[str]:

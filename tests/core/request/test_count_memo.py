@@ -7,7 +7,7 @@ import tracemalloc
 from foldscope.core.formats import load_session
 from foldscope.core.readout.opening import build_document
 from foldscope.core.request.compile import full_key
-from foldscope.core.store import snapshot
+from foldscope.core.store import snapshot_memo
 
 FILE = "claude_code/session-196820da.jsonl"
 
@@ -34,7 +34,7 @@ def test_the_memos_bodies_are_the_one_dict_they_were_in_its_order_and_pickle_to_
     assert list(bodies.items()) == list(old.items()) and len(bodies) == len(old) and bodies == old
     assert all(bodies[key] == n for key, n in old.items()) and (("no", "such"), ()) not in bodies
     memo = (bodies, glue, heads, texts)
-    assert snapshot.dump_memo(memo, session.record) == snapshot.dump_memo((old, glue, heads, texts), session.record)
+    assert snapshot_memo.dump_memo(memo, session.record) == snapshot_memo.dump_memo((old, glue, heads, texts), session.record)
 
 
 def test_a_memo_taken_stays_as_it_was_while_the_counter_counts_on(corpus_dev):

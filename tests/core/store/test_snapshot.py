@@ -24,7 +24,7 @@ from foldscope.core.formats.stream import SourceLines
 from foldscope.core.model.session import Session
 from foldscope.core.readout.opening import open_document
 from foldscope.core.request.count import Counter
-from foldscope.core.store import snapshot
+from foldscope.core.store import snapshot, snapshot_inputs, snapshot_memo
 from foldscope.core.store.library import Library
 from foldscope.core.store.migrations import MIGRATIONS, migrate
 from foldscope.core.store.snapshot_trace import Trace
@@ -367,7 +367,7 @@ def test_a_snapshot_made_by_other_reader_code_is_not_used(tmp_path, monkeypatch)
     path, db = tmp_path / "s.jsonl", str(tmp_path / "library.db")
     write_claude_code(path, _plan())
     open_document(path, db)
-    monkeypatch.setattr(snapshot, "reader_identity", lambda: "another reader")
+    monkeypatch.setattr(snapshot_inputs, "reader_identity", lambda: "another reader")
     with Library(db) as library:
         assert library.stored_session(path) is None
 
@@ -376,7 +376,7 @@ def test_a_memo_made_by_another_tokenizer_or_counting_code_is_not_seeded(tmp_pat
     path, db = tmp_path / "s.jsonl", str(tmp_path / "library.db")
     write_claude_code(path, _plan())
     open_document(path, db)
-    monkeypatch.setattr(snapshot, "counter_identity", lambda: "another tokenizer")
+    monkeypatch.setattr(snapshot_inputs, "counter_identity", lambda: "another tokenizer")
     again = open_document(path, db)
     assert again.counter.tokenised_chars > 0  # the session came from the snapshot; its counts were made again
 
@@ -396,14 +396,14 @@ def test_the_identities_change_with_the_code_they_stand_for(tmp_path, monkeypatc
 
     fake = tmp_path / "core"
     for sub in ("formats", "model", "request", "store"):
-        shutil.copytree(snapshot._PACKAGE / sub, fake / sub, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(snapshot, "_PACKAGE", fake)
-    monkeypatch.setattr(snapshot, "__file__", str(fake / "store" / "snapshot.py"))
+        shutil.copytree(snapshot_inputs._PACKAGE / sub, fake / sub, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(snapshot_inputs, "_PACKAGE", fake)
+    monkeypatch.setattr(snapshot_inputs, "__file__", str(fake / "store" / "snapshot_inputs.py"))
 
     def identities() -> tuple[str | None, str | None]:
-        snapshot.reader_identity.cache_clear()
-        snapshot.counter_identity.cache_clear()
-        return snapshot.reader_identity(), snapshot.counter_identity()
+        snapshot_inputs.reader_identity.cache_clear()
+        snapshot_inputs.counter_identity.cache_clear()
+        return snapshot_inputs.reader_identity(), snapshot_inputs.counter_identity()
 
     try:
         reader, counter = identities()
@@ -421,8 +421,8 @@ def test_the_identities_change_with_the_code_they_stand_for(tmp_path, monkeypatc
         assert all(after != before for after, before in zip(identities(), (same_reader, changed_counter)))
     finally:
         monkeypatch.undo()
-        snapshot.reader_identity.cache_clear()
-        snapshot.counter_identity.cache_clear()
+        snapshot_inputs.reader_identity.cache_clear()
+        snapshot_inputs.counter_identity.cache_clear()
 
 
 def test_a_snapshot_naming_anything_a_session_is_not_made_of_is_refused_not_run(tmp_path):
@@ -463,14 +463,14 @@ def test_a_damaged_snapshot_or_memo_is_read_from_the_file_instead(tmp_path):
 def test_a_counter_seeded_from_the_kept_memo_counts_every_request_the_same_tokenising_nothing(corpus_dev, monkeypatch):
     from foldscope.core.request.measure import Measure
 
-    monkeypatch.setattr(snapshot, "MEMO_BATCH", 7)  # the memo's bodies pickled in many batches, each its own pickle memo
+    monkeypatch.setattr(snapshot_memo, "MEMO_BATCH", 7)  # the memo's bodies pickled in many batches, each its own pickle memo
     for path in _dev_files(corpus_dev):
         session = load_session(path)
         fresh = Counter(threads=1)
         expected = [r.count_with_head for r in Measure(session, counter=fresh).trace.rows]
         rebuilt = snapshot.load_session(snapshot.dump_session(load_session(path)))
         seeded = Counter(threads=1)
-        seeded.seed(*snapshot.load_memo(snapshot.dump_memo(fresh.memo(), session.record), rebuilt.record))
+        seeded.seed(*snapshot_memo.load_memo(snapshot_memo.dump_memo(fresh.memo(), session.record), rebuilt.record))
         assert [r.count_with_head for r in Measure(rebuilt, counter=seeded).trace.rows] == expected, path.name
         assert seeded.tokenised_chars == 0, path.name
 
@@ -486,7 +486,7 @@ def test_a_memo_naming_a_class_or_a_message_past_the_record_is_refused(tmp_path)
 
     for memo in (({("k",): Boom()}, {}, {}, {}),):
         with pytest.raises(snapshot.SnapshotError):
-            snapshot.load_memo(zlib.compress(pickle.dumps(memo)), record)
+            snapshot_memo.load_memo(zlib.compress(pickle.dumps(memo)), record)
     assert not (tmp_path / "ran").exists()
 
     for far in (5, -1):  # past the end, and before the start (which Python's indexing would take from the end)
@@ -498,7 +498,7 @@ def test_a_memo_naming_a_class_or_a_message_past_the_record_is_refused(tmp_path)
         out = io.BytesIO()
         Far(out).dump(({(record[0], "text"): 3}, {}, {}, {}))
         with pytest.raises(snapshot.SnapshotError):
-            snapshot.load_memo(zlib.compress(out.getvalue()), record)
+            snapshot_memo.load_memo(zlib.compress(out.getvalue()), record)
 
 
 def test_a_memo_key_naming_a_message_outside_the_record_is_not_kept():
@@ -513,7 +513,7 @@ def test_a_memo_key_naming_a_message_outside_the_record_is_not_kept():
         {"h": 2},
         {b"t": 3},
     )
-    bodies, glue, heads, texts = snapshot.load_memo(snapshot.dump_memo(memo, record), record)
+    bodies, glue, heads, texts = snapshot_memo.load_memo(snapshot_memo.dump_memo(memo, record), record)
     assert bodies == {((inside, "text", None, None), (None, False)): 5}
     assert (glue, heads, texts) == ({"g": 1}, {"h": 2}, {b"t": 3})
 
@@ -802,13 +802,13 @@ def test_the_package_reached_through_a_link_trusts_its_snapshots_as_the_package_
     # ever trusted (a library reopened nothing).
     import subprocess
 
-    from foldscope.core.store import snapshot
+    from foldscope.core.store import snapshot_inputs
 
-    (tmp_path / "foldscope").symlink_to(Path(snapshot.__file__).resolve().parents[2], target_is_directory=True)
-    ask = "from foldscope.core.store import snapshot; print(snapshot.__file__); print(snapshot.reader_identity())"
+    (tmp_path / "foldscope").symlink_to(Path(snapshot_inputs.__file__).resolve().parents[2], target_is_directory=True)
+    ask = "from foldscope.core.store import snapshot_inputs; print(snapshot_inputs.__file__); print(snapshot_inputs.reader_identity())"
     done = subprocess.run(
         [sys.executable, "-c", ask], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(tmp_path)}, timeout=120
     )
     where, identity = done.stdout.split()
     assert where.startswith(str(tmp_path)), "the link's package was not the one imported"
-    assert identity == str(snapshot.reader_identity()) != "None"
+    assert identity == str(snapshot_inputs.reader_identity()) != "None"

@@ -14,7 +14,7 @@ from typing import Any
 
 from foldscope.core.model.session import FullRecord, Message, Session
 from foldscope.core.request.compile import TEXT
-from foldscope.core.store import snapshot
+from foldscope.core.store import snapshot, snapshot_inputs, snapshot_memo, snapshot_stream
 from foldscope.core.store.library import Library
 from foldscope.core.store.snapshot_stream import BLOCK
 
@@ -36,8 +36,8 @@ def test_the_memos_pickling_holds_one_small_batch_of_pairs_at_a_time():
     policy = ("policy", 1)
     bodies = {((message, TEXT, None, None), policy): 1000 + i for i, message in enumerate(record)}
     memo = (bodies, {}, {}, {})
-    data, peak = _traced_peak(lambda: snapshot.dump_memo(memo, record))
-    loaded, _, _, _ = snapshot.load_memo(data, record)
+    data, peak = _traced_peak(lambda: snapshot_memo.dump_memo(memo, record))
+    loaded, _, _, _ = snapshot_memo.load_memo(data, record)
     assert loaded == bodies
     assert peak < 2_000_000  # 1.1 MB now; 3.6 MB with a batch of 10,000
 
@@ -64,9 +64,9 @@ def test_a_files_sha256_is_read_through_one_small_buffer(tmp_path: Path):
     data = os.urandom(4 << 20)
     path = tmp_path / "s.jsonl"
     path.write_bytes(data)
-    digest, peak = _traced_peak(lambda: snapshot.file_sha256(path))
+    digest, peak = _traced_peak(lambda: snapshot_inputs.file_sha256(path))
     assert digest == hashlib.sha256(data).hexdigest()
-    assert peak < 2 * snapshot.READ_BLOCK  # one block of 256 KiB; 2 MiB read a MiB at a time as bytes
+    assert peak < 2 * snapshot_stream.READ_BLOCK  # one block of 256 KiB; 2 MiB read a MiB at a time as bytes
 
 
 def test_storing_each_messages_size_reads_the_body_ids_as_an_array(tmp_path: Path):
