@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 
 from foldscope.core.model.session import Fields, FullRecord, Message, Provenance, Request, Session, Usage
 from foldscope.core.store.snapshot_ints import extras_of, places_of
-from foldscope.core.store.snapshot_stream import BLOCK, MARK, READ_BLOCK, Deflating, Inflating, huge_texts, is_mark, read_text, write_text
+from foldscope.core.store.snapshot_stream import BLOCK, MARK, Deflating, Inflating, each_block, huge_texts, is_mark, read_text, write_text
 from foldscope.core.store.snapshot_trace import Trace
 
 RECORD_BATCH = 1_000  # messages pickled with one memo (dump_session_to)
@@ -287,11 +287,7 @@ def fill(blob: Any, data: bytes | BinaryIO) -> None:
             for start in range(0, len(data), BLOCK):
                 blob.write(view[start : start + BLOCK])
     else:
-        # Read into one buffer: each block read as bytes was made while the one before was still held (2 MiB at once).
-        buffer = bytearray(READ_BLOCK)
-        with memoryview(buffer) as view:
-            while size := data.readinto(buffer):  # type: ignore[attr-defined]  # a file (spilled): BinaryIO names no readinto
-                blob.write(view[:size])
+        each_block(data, blob.write)
 
 
 class _SessionPickler(_Pickler):

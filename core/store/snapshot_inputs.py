@@ -23,7 +23,7 @@ from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.store.snapshot_stream import READ_BLOCK
+from foldscope.core.store.snapshot_stream import each_block
 
 SNAPSHOT_FORMAT = 6  # the layout of the pickled session and of `inputs`; part of the reader identity (2: the record in batches;
 # 3: a mapping's non-ASCII texts as UTF-8 bytes, _Utf8; 4: a batch's huge texts before it, apart: snapshot_stream; 5: the
@@ -67,15 +67,11 @@ def file_sha256(path: str | Path) -> str:
     digest = hashlib.sha256()
     path = Path(path)
     files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
-    # One buffer read into again and again: a block read as bytes is made while the one before is still held (2 MiB).
-    buffer = bytearray(READ_BLOCK)
-    with memoryview(buffer) as view:
-        for file in files:
-            if path.is_dir():
-                digest.update(file.name.encode("utf-8", "surrogateescape") + b"\0")
-            with open(file, "rb", buffering=0) as handle:
-                while size := handle.readinto(buffer):
-                    digest.update(view[:size])
+    for file in files:
+        if path.is_dir():
+            digest.update(file.name.encode("utf-8", "surrogateescape") + b"\0")
+        with open(file, "rb", buffering=0) as handle:
+            each_block(handle, digest.update)
     return digest.hexdigest()
 
 

@@ -6,7 +6,7 @@ import codecs
 import contextlib
 import pickle
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, BinaryIO
 
 from foldscope.core.model.session import Message
@@ -18,7 +18,7 @@ BLOCK = 1 << 20  # a snapshot is compressed, decompressed and written into the l
 HUGE_TEXT = 1 << 22
 PART = 1 << 20  # characters (written) or bytes (read) of a huge text at a time
 MARK = "huge text"  # the pickle before a huge text's bytes: (MARK, its UTF-8 size)
-READ_BLOCK = 1 << 18  # bytes of a file read into one buffer at a time: a session's file hashed (file_sha256), a spill copied (fill)
+READ_BLOCK = 1 << 18  # bytes of a file read into one buffer at a time (each_block)
 
 
 def huge_texts(messages: Iterable[Message]) -> list[str]:
@@ -181,3 +181,13 @@ class Inflating:
         while (end := self._buffer.find(b"\n", self._at)) < 0 and self._fill():
             pass
         return self.read(end + 1 - self._at if end >= 0 else -1)
+
+
+def each_block(handle: Any, use: Callable[[memoryview], Any]) -> None:
+    """Each block of a file (from where it stands) to `use`, read into one buffer again and again: a session's file
+    hashed (snapshot_inputs.file_sha256), a spill copied into its row (snapshot.fill). A block read as bytes was made
+    while the one before was still held (2 MiB at once); a block given to `use` is valid only during the call."""
+    buffer = bytearray(READ_BLOCK)
+    with memoryview(buffer) as view:
+        while size := handle.readinto(buffer):
+            use(view[:size])
