@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import itertools
-import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from foldscope.core.model.policy import Policy
-from foldscope.core.model.session import FullRecord, Message, Session
+from foldscope.core.model.session import Message, Session
 from foldscope.core.readout.fold_facts import FoldRow, is_note, note_first_index
 from foldscope.core.readout.free_window import free_window
+from foldscope.core.readout.record_index import record_index
 from foldscope.core.readout.trace_facts import RequestFacts, Rules
 from foldscope.core.request.count import Counter
 from foldscope.core.request.measure import Composition, Measure
@@ -259,48 +259,6 @@ class Document:
 
 
 NOT_YET = "not yet in the record at this request"  # stepped back: written after the shown request
-
-
-@dataclass(frozen=True)
-class RecordIndex:
-    """Where a record's few messages of note lie, in record order: its system messages, its clipped copies as
-    (index, original id) and its notes as (first replaced index, index); and how many messages it holds of each
-    kind. `upto`: how many messages it has read."""
-
-    upto: int = 0
-    systems: tuple[int, ...] = ()
-    copies: tuple[tuple[int, str], ...] = ()
-    notes: tuple[tuple[int, int], ...] = ()
-    kinds: Mapping[str, int] = field(default_factory=dict)  # messages by kind, in the order each kind first came
-
-
-# Per record (held weakly). The record only grows and a message never changes, so each step reads only what was
-# added, and asks which of these few its view holds rather than every view message what it is.
-_INDEXES: weakref.WeakKeyDictionary[FullRecord, RecordIndex] = weakref.WeakKeyDictionary()
-
-
-def record_index(record: FullRecord) -> RecordIndex:
-    """The record's RecordIndex, read on from where it was last read: one pass over what was added (the window's first
-    step of a 50,000-message load reads the whole record here, on its GUI thread, before the counted document)."""
-    kept = _INDEXES.get(record, RecordIndex())
-    if kept.upto < len(record):
-        # A new index, not the kept one grown: the GUI's worker and its window may ask about one record at once.
-        systems, copies, notes, kinds = list(kept.systems), list(kept.copies), list(kept.notes), dict(kept.kinds)
-        for i in range(kept.upto, len(record)):
-            m = record[i]
-            kind = m.kind
-            kinds[kind] = kinds.get(kind, 0) + 1
-            if kind == "system":
-                systems.append(i)
-            original = m.clipped_from
-            if original:
-                copies.append((i, original))
-            first = note_first_index(m)
-            if first is not None:
-                notes.append((first, i))
-        kept = RecordIndex(len(record), tuple(systems), tuple(copies), tuple(notes), kinds)
-        _INDEXES[record] = kept
-    return kept
 
 
 def out_reasons(session: Session, in_view: set[int], at_request: bool = False) -> OutReasons:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from foldscope.core.readout.document import Document, record_index
+from foldscope.core.readout.document import Document
+from foldscope.core.readout.record_index import record_index
 
 _id_of = attrgetter("id")
 

@@ -12,7 +12,7 @@ from foldscope.core.model.policy import FOLD_AT, FOLD_TARGET, Policy, PolicyChoi
 from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import Session
 from foldscope.core.readout.agent_limits import context_window
-from foldscope.core.readout.fold_facts import is_note
+from foldscope.core.readout.record_index import record_index
 from foldscope.core.request.count import Counter
 from foldscope.core.request.measure import Measure
 from foldscope.core.request.trace import NextRule, RequestRow
@@ -228,7 +228,8 @@ def _request_facts(session: Session, measure: Measure, rows: Sequence[RequestRow
     previous_notes: set[str] = set()
     # Set operations run in C: a long session's views add up to millions of ids.
     record_ids = set(record.ids())
-    note_ids = {m.id for m in record if is_note(m)}
+    # The record's notes from its index (one pass a record, made by the window's first step): not each message asked.
+    note_ids = {record[i].id for i in record_index(record).any_notes}
     compaction_notes = {e.get("note_id") for e in session.events if isinstance(e, dict) and e.get("kind") == "compaction"}
     before: Sequence[str] = ()  # the request before's view as recorded, when the record holds all of it
     for request, row in zip(measure.requests, rows):

@@ -216,7 +216,7 @@ def test_the_records_kinds_are_counted_once_a_record_in_its_index():
     from dataclasses import replace
 
     from foldscope.core.formats.demo import generate
-    from foldscope.core.readout import document as document_module
+    from foldscope.core.readout import record_index as index_module
     from foldscope.core.readout.opening import first_document
 
     session = generate(rounds=12, listing_chars=20)
@@ -225,6 +225,6 @@ def test_the_records_kinds_are_counted_once_a_record_in_its_index():
     for message in session.record:
         counts[message.kind] = counts.get(message.kind, 0) + 1
     assert first.kind_counts() == counts and list(first.kind_counts()) == list(counts)
-    index = document_module.record_index(session.record)
-    document_module._INDEXES[session.record] = replace(index, kinds={"kept": 1})  # what the index holds is what is said
+    index = index_module.record_index(session.record)
+    index_module._INDEXES[session.record] = replace(index, kinds={"kept": 1})  # what the index holds is what is said
     assert first_document(session, "s.json").kind_counts() == {"kept": 1}

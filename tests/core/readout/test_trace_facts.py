@@ -91,3 +91,32 @@ def test_the_price_tier_drawn_is_the_named_models_as_the_auto_ceiling_is(corpus_
     named = Policy(model="claude-haiku-5-5")
     rules = rules_for(session, named, resolve_ceiling(named, named.model))
     assert rules.ceiling == rules.tier == 100_000  # pricing-facts.md: claude-haiku-5-5's first tier ends at 100,000
+
+
+def test_the_requests_notes_are_the_record_indexs_read_once_a_record():
+    """The requests' facts take the record's notes from its index (one pass a record, which the window's first step
+    has made by then), not from each message asked again: an index that held no notes would flag no fold."""
+    from dataclasses import replace
+
+    from foldscope.core.readout import record_index as index_module
+
+    views = [("m0", "m1"), ("m0", "m1", "m2"), ("m0", "m1", "m2", "m3", "m4")]
+    session = session_with(views)
+    assert [r.folded_before for r in measure_requests(session, Counter(), lambda *a: None).requests] == [False, False, True]
+    index = index_module.record_index(session.record)
+    index_module._INDEXES[session.record] = replace(index, any_notes=())
+    assert not any(r.folded_before for r in measure_requests(session, Counter(), lambda *a: None).requests)
+
+
+def test_the_record_indexs_notes_are_every_message_is_note_names():
+    """A note by its kind, or by the first index a fold writes on it, whatever its kind: as is_note says."""
+    from foldscope.core.readout.record_index import record_index
+
+    b = Build()
+    b.system()
+    b.task("step")
+    b.add("note", {"assistant_response": "no first index"}, {})
+    b.add("assistant", {"assistant_response": "a clip's copy"}, {"context_first_index": 1})
+    b.task("step")
+    session = b.session()
+    assert list(record_index(session.record).any_notes) == [i for i, m in enumerate(session.record) if is_note(m)] == [2, 3]
