@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 # A report further than this from its anchored prediction is flagged (p90 error is about 1%: 25% is wild).
 WILD_ANCHORED = 0.25
@@ -33,6 +33,14 @@ class Sent:
     count: int
     model: str | None = None
     stretch: int = 0
+
+
+def rule_size(count: int, anchor: int | None, ratio: float, head: int, anchor_count: int, anchor_reported: int) -> int:
+    """Prediction.size from a prediction's fields (after `count`, in their order): the anchor's report plus the change
+    in count at the ratio, or with no anchor the count at the ratio plus the head."""
+    if anchor is not None:
+        return max(0, round(anchor_reported + (count - anchor_count) * ratio))
+    return max(0, round(count * ratio + head))
 
 
 @dataclass(frozen=True)
@@ -50,9 +58,7 @@ class Prediction:
         """The rule this prediction made, applied to any count known before the same send (a fold's candidate
         view): the anchor's report plus the change in count at the ratio, or with no anchor the count at the
         ratio plus the head. `size(the request's own count)` is `predicted`."""
-        if self.anchor is not None:
-            return max(0, round(self.anchor_reported + (count - self.anchor_count) * self.ratio))
-        return max(0, round(count * self.ratio + self.head))
+        return rule_size(count, self.anchor, self.ratio, self.head, self.anchor_count, self.anchor_reported)
 
     @property
     def predicted_from(self) -> int | str:
@@ -132,10 +138,12 @@ class Predictor:
         ratio = self._ratio_for(s, sent.model)
         if s.points:
             a, count, reported = s.points[-1]
-            rule = Prediction(0, a, ratio, 0, count, reported)
+            rule: tuple[int | None, float, int, int, int] = (a, ratio, 0, count, reported)
         else:
-            rule = Prediction(0, None, ratio, self._head)
-        p = replace(rule, predicted=rule.size(sent.count))
+            rule = (None, ratio, self._head, 0, 0)
+        # One Prediction made from the rule's fields, not a rule made and then replaced (dataclasses.replace: 11,384
+        # of them at 50,000 messages, 0.03-0.08 s of the window's path to its counted timeline).
+        p = Prediction(rule_size(sent.count, *rule), *rule)
         self._last = (k, sent, p)
         return p
 

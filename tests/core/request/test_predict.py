@@ -47,6 +47,21 @@ def test_a_request_is_anchored_on_the_newest_report_of_its_stretch_plus_what_cha
     assert preds[3].predicted == pytest.approx(41_900 + 1_000 * preds[3].ratio, abs=1)
 
 
+def test_a_prediction_is_its_own_rules_size_of_its_count_and_carries_its_anchors_count_and_report():
+    """Each prediction is made once from its rule's fields (anchor, ratio, head, the anchor's count and report), and
+    the rule it carries (`size`, which a fold's candidate views are predicted by) gives its own count its size."""
+    sent = [Sent(10_000), Sent(14_000), Sent(20_000), Sent(21_000), Sent(5_000, stretch=1)]
+    preds, _ = predict_all(sent, [30_000, 34_800, 41_900, None, None])
+    assert [p.size(s.count) for p, s in zip(preds, sent)] == [p.predicted for p in preds]
+    assert [(p.anchor, p.anchor_count, p.anchor_reported) for p in preds[1:4]] == [
+        (0, 10_000, 30_000),
+        (1, 14_000, 34_800),
+        (2, 20_000, 41_900),
+    ]
+    assert (preds[0].head, preds[0].anchor_count, preds[4].anchor) == (0, 0, None)
+    assert preds[4].head == round(41_900 - 20_000 * preds[3].ratio)  # what the newest anchored report held beyond its count
+
+
 def test_a_new_stretch_starts_from_the_count_plus_the_head_the_last_anchor_held():
     sent = [Sent(10_000, "m", 0), Sent(20_000, "m", 0), Sent(5_000, "m", 1)]
     preds, _ = predict_all(sent, [30_000, 40_000, None])
