@@ -46,7 +46,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from foldscope.core.model.session import FullRecord, Message  # noqa: E402
-from foldscope.core.request import tokens  # noqa: E402
+from foldscope.core.request import tokens, vocabulary  # noqa: E402
 from foldscope.core.request.compile import compile_request, counted_text, make_plan  # noqa: E402
 from foldscope.core.request.count import Counter  # noqa: E402
 from foldscope.core.request.tokens import encoding  # noqa: E402
@@ -114,7 +114,7 @@ def generated_view(target_tokens: int, seed: int = 7) -> list[Message]:
 def other_counters() -> list[tuple[str, object]]:
     """(name, text -> count) of each exact o200k counter installed, each built its own documented way."""
     out: list[tuple[str, object]] = []
-    ranks = tokens.load_ranks(tokens.vocabulary_path())
+    ranks = vocabulary.load_ranks(vocabulary.vocabulary_path())
     tik = tokens.build_encoding()
     out.append(("tiktoken encode_ordinary", lambda text: len(tik.encode_ordinary(text))))
     if tokens.quicktok is not None:
@@ -132,7 +132,7 @@ def other_counters() -> list[tuple[str, object]]:
     except ImportError:
         pass
     else:
-        rip = riptoken.CoreBPE(ranks, tokens.O200K_SPECIAL, tokens.O200K_PAT_STR)
+        rip = riptoken.CoreBPE(ranks, vocabulary.O200K_SPECIAL, vocabulary.O200K_PAT_STR)
         out.append(("riptoken encode_ordinary", lambda text: len(rip.encode_ordinary(text))))
     return out
 

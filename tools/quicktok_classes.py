@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from foldscope.core.request import tokens, unicode_gap  # noqa: E402
+from foldscope.core.request import quicktok_table, tokens, unicode_gap  # noqa: E402
 
 PROBES = (
     "a{c}b A{c}B {c}1 x{c}{c}'s \n{c} {c}",
@@ -35,9 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     folder = Path(tempfile.mkdtemp(prefix="foldscope-classes-"))
     try:
         for name in ("o200k.vocab", "o200k.special", "uniclass_o200k.bin"):
-            shutil.copy(tokens.fast_table() / name, folder / name)
+            shutil.copy(quicktok_table.fast_table() / name, folder / name)
         if args.gap_only:
-            (folder / "uniclass_o200k.bin").write_bytes(tokens._quicktok_classes() or b"")
+            (folder / "uniclass_o200k.bin").write_bytes(quicktok_table.quicktok_classes() or b"")
         fast = quicktok.Tokenizer("o200k_base", str(folder))
         reference = tokens.reference_encoding()
         codes = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]

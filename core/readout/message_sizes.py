@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from foldscope.core.request.measure import Measure
-from foldscope.core.request.tokens import TOKENIZER_ID, count_text
+from foldscope.core.request.tokens import count_text
 from foldscope.core.request.unseen_text import unseen_tokens
+from foldscope.core.request.vocabulary import TOKENIZER_ID
 
 # What a stored per-message count means: a library keeps counts under this identity, so a count of another
 # meaning (the text alone, an older compile) is never taken for one of these.

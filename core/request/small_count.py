@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 from zlib import crc32
 
-from foldscope.core.request import unicode_gap
+from foldscope.core.request import unicode_gap, vocabulary
 
 SMALL_CHARS = 1 << 18  # a text longer than this is the encoder's
 BUDGET_CHARS = 1 << 16  # characters a process counts here unless a command allows more (allow)
@@ -185,22 +185,6 @@ def _merged(data: bytes, rank) -> int:
     return len(starts) - 1
 
 
-# core.request.tokens, which hands itself in when imported: it imports this module, so this one never imports it back.
-_source: Any = None
-
-
-def use_vocabulary(source: Any) -> None:
-    """Where the vendored vocabulary, its hash check, the cache folder and the pattern come from (core.request.tokens)."""
-    global _source
-    _source = source
-
-
-def _vocabulary() -> Any:
-    if _source is None:
-        raise OSError("core.request.tokens has not handed in the vocabulary")
-    return _source
-
-
 def _load() -> _Table | None:
     global _table, _pattern, _gap, _ascii_split
     if _table is not None:
@@ -210,13 +194,12 @@ def _load() -> _Table | None:
             try:
                 import regex  # type: ignore[import-untyped]
 
-                tokens = _vocabulary()
-                data = _mapped(tokens)
+                data = _mapped()
             except OSError:
                 return None
             import re
 
-            _pattern = regex.compile(tokens.O200K_PAT_STR)
+            _pattern = regex.compile(vocabulary.O200K_PAT_STR)
             _ascii_split = re.compile(ASCII_PATTERN).findall
             # The gap's code points, and lone surrogates (tiktoken replaces them before it splits): the encoder's.
             _gap = regex.compile("[\\ud800-\\udfff" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in unicode_gap.GAP) + "]")
@@ -224,29 +207,29 @@ def _load() -> _Table | None:
     return _table
 
 
-def _mapped(tokens) -> mmap.mmap | bytes:
+def _mapped() -> mmap.mmap | bytes:
     """The table from the cache folder, built there first when missing or not the one expected.
 
     Both files' SHA-256 (the vendored vocabulary's, the table's: 10 ms, a sixth of `foldscope count` of a word) are
     checked when their stamp (core.request.small_count._stamp) differs from the one written after their last check."""
-    vocabulary, path = tokens.vocabulary_path(), cache_file()
+    vendored, path = vocabulary.vocabulary_path(), cache_file()
     try:
         with open(path, "rb") as f:
             data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
             opened = os.fstat(f.fileno())  # the file mapped, whatever the path names by the time it is asked
     except (OSError, ValueError):
         data = None
-    if data is not None and _read_stamp(path) == _stamp(vocabulary, opened):
+    if data is not None and _read_stamp(path) == _stamp(vendored, opened):
         return data
     import hashlib
 
-    tokens._checked(vocabulary, tokens.O200K_SHA256)
+    vocabulary.checked(vendored, vocabulary.O200K_SHA256)
     if data is not None:
         if hashlib.sha256(data).hexdigest() == TABLE_SHA256:
-            _write_stamp(path, _stamp(vocabulary, opened))
+            _write_stamp(path, _stamp(vendored, opened))
             return data
         data.close()
-    blob = table_bytes(tokens.load_ranks(vocabulary))
+    blob = table_bytes(vocabulary.load_ranks(vendored))
     if hashlib.sha256(blob).hexdigest() != TABLE_SHA256:
         raise OSError("the sorted table of the vocabulary does not match its expected hash")
     try:
@@ -261,13 +244,13 @@ def _mapped(tokens) -> mmap.mmap | bytes:
     return blob
 
 
-def _stamp(vocabulary: Path, table: os.stat_result) -> str | None:
+def _stamp(vendored: Path, table: os.stat_result) -> str | None:
     """The stamp (core.model.file_stamp) of the vendored vocabulary and the table as mapped, None when the vocabulary
     cannot be asked: written after both hashes were checked, it stands for those checks until a file changes."""
     from foldscope.core.model import file_stamp
 
     try:
-        return file_stamp.of([os.stat(vocabulary), table])
+        return file_stamp.of([os.stat(vendored), table])
     except OSError:
         return None
 
@@ -298,7 +281,6 @@ def reset() -> None:
 
 
 def cache_file() -> Path:
-    tokens = _vocabulary()
     # Named by the table's own expected hash (the vocabulary's and the layout's): two versions of foldscope sharing a
     # cache folder each keep their own table rather than building it again over the other's on every start.
-    return tokens.cache_folder() / f"small-{TABLE_SHA256[:16]}.bin"
+    return vocabulary.cache_folder() / f"small-{TABLE_SHA256[:16]}.bin"

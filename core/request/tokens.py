@@ -3,63 +3,22 @@ where its wheel is installed, else by tiktoken (the same counts; BACKEND says wh
 
 from __future__ import annotations
 
-import binascii
-import contextlib
-import marshal
 import os
-import struct
 import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from foldscope.core.request import long_pieces, small_count, unicode_gap
+from foldscope.core.request.quicktok_table import fast_table, quicktok, quicktok_classes
+from foldscope.core.request.vocabulary import O200K_PAT_STR, TokenizerError, build_encoding
 
 if TYPE_CHECKING:
     import tiktoken
 
-try:
-    # The fastest exact o200k counter with wheels for our platforms (docs/performance.md, Counting): exact backtracking
-    # BPE, linear in a piece's length where tiktoken's merge is quadratic. Built from our own vocabulary (fast_table).
-    import quicktok  # type: ignore[import-untyped,import-not-found,unused-ignore]
-except ImportError:  # no wheel for this platform (macOS on Intel, Python 3.14), or not installed
-    quicktok = None
-
-# tiktoken's own expected SHA-256 for o200k_base.tiktoken (tiktoken_ext/openai_public.py).
-O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
-
-# The o200k_base pre-tokenizer pattern, as tiktoken_ext/openai_public.py defines it.
-O200K_PAT_STR = "|".join(
-    [
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]
-)
-O200K_SPECIAL = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
-# The tokenizer's identity, kept with every token count the library stores (a count by another vocabulary
-# is not this one's): the encoding and the SHA-256 of its vocabulary file.
-TOKENIZER_ID = f"o200k_base sha256:{O200K_SHA256[:16]}"
-
-
-class TokenizerError(Exception):
-    """The vendored vocabulary is missing or does not match its expected hash."""
-
 
 FAST, SLOW = "quicktok", "tiktoken"
-
-
-def _quicktok_classes() -> bytes | None:
-    """quicktok's own table of the pattern's Unicode classes, or None (core.request.unicode_gap)."""
-    try:
-        return (Path(quicktok.__file__).parent / "data" / "uniclass_o200k.bin").read_bytes()
-    except OSError:
-        return None
 
 
 def _why_not_fast() -> str:
@@ -67,7 +26,7 @@ def _why_not_fast() -> str:
         return "quicktok is not installed (no wheel for this platform?)"
     if os.environ.get("FOLDSCOPE_TOKENIZER", "").lower() == SLOW:
         return "FOLDSCOPE_TOKENIZER=tiktoken"
-    classes = _quicktok_classes()
+    classes = quicktok_classes()
     # The known table by its hash only: making ours from it costs 20 ms of every process's start-up, and fast_table
     # makes (and checks) it where the encoder is built.
     if classes is None or not unicode_gap.known_table(classes):
@@ -98,240 +57,6 @@ def windowed() -> bool:
     tiktoken, whose merge is quadratic in a piece's length. quicktok's is linear but holds per-byte state for the whole
     piece, so FastEncoding.count merges such a piece in its own windows (long_pieces.count_fast)."""
     return BACKEND == SLOW
-
-
-def tiktoken_version() -> str:
-    """The installed tiktoken's __version__ ("none" without it), read from its __init__.py where it stands there as
-    a literal: importing tiktoken costs 40-50 ms of a command that never counts with it (core.store.snapshot)."""
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec("tiktoken")
-    except (ImportError, ValueError):
-        return "none"
-    if spec is None:
-        return "none"
-    try:
-        text = Path(spec.origin or "").read_text(encoding="utf-8")
-    except OSError:
-        text = ""
-    found = [line.split("=", 1)[1].strip().strip("\"'") for line in text.splitlines() if line.startswith("__version__ = ")]
-    if len(found) == 1:
-        return found[0]
-    import tiktoken
-
-    return getattr(tiktoken, "__version__", "?")
-
-
-def vocabulary_path() -> Path:
-    beside = Path(__file__).resolve().parents[2] / "resources" / "o200k_base.tiktoken"  # the package's own folder
-    if beside.is_file():
-        return beside  # importlib.resources costs 9 ms of start-up (zipfile, tempfile) for the same path
-    from importlib import resources
-
-    return Path(str(resources.files("foldscope.resources").joinpath("o200k_base.tiktoken")))
-
-
-def cache_folder() -> Path:
-    """Where parsed vocabularies are kept: FOLDSCOPE_CACHE, else the platform's user cache folder (~/.cache/foldscope on Linux)."""
-    from foldscope.core.model.folders import cache_folder as user_cache_folder
-
-    return user_cache_folder()
-
-
-def load_ranks(path: Path, expected_sha256: str = O200K_SHA256, cache: Path | Literal[False] | None = None) -> dict[bytes, int]:
-    """The ranks of a .tiktoken file, after checking its SHA-256; never touches the network.
-
-    The file is read and hashed every time. Parsing it costs about 0.1 s, so the parsed ranks are
-    kept in the cache folder (`cache`, default cache_folder(); False for none) under the file's
-    SHA-256, in marshal form (data only, never code) behind their own SHA-256, and used only when
-    that digest verifies and the token count matches the file's line count; anything else reparses.
-    """
-    data, actual = _read_checked(path, expected_sha256)
-    lines = data.count(b"\n") + (not data.endswith(b"\n") and bool(data))
-    cached = None
-    if cache is not False:
-        cached = _cache_file(Path(cache) if cache else cache_folder(), actual)
-        ranks = _read_cache(cached, lines)
-        if ranks is not None:
-            return ranks
-    ranks = parse_ranks(data, path)
-    if cached is not None:
-        _write_cache(cached, ranks)
-    return ranks
-
-
-def _read_checked(path: Path, expected_sha256: str) -> tuple[bytes, str]:
-    """The file's bytes and SHA-256, once the hash matches (else TokenizerError, naming the file)."""
-    import hashlib  # here, not at import: hashlib loads OpenSSL (3 ms of every start-up)
-
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise TokenizerError(f"{path}: cannot read the tokenizer vocabulary: {exc.strerror}") from None
-    actual = hashlib.sha256(data).hexdigest()
-    if actual != expected_sha256:
-        raise TokenizerError(
-            f"{path}: tokenizer vocabulary hash mismatch (expected {expected_sha256}, got {actual}); the file is corrupt or not o200k_base"
-        )
-    return data, actual
-
-
-def _checked(path: Path, expected_sha256: str) -> str:
-    """The file's SHA-256 once it matches (else TokenizerError): hashed as read, never held whole."""
-    import hashlib
-
-    try:
-        with open(path, "rb") as handle:
-            actual = hashlib.file_digest(handle, "sha256").hexdigest()
-    except OSError:
-        return _read_checked(path, expected_sha256)[1]  # its error, in its words
-    if actual != expected_sha256:
-        return _read_checked(path, expected_sha256)[1]
-    return actual
-
-
-def parse_ranks(data: bytes, path: Path) -> dict[bytes, int]:
-    """Parse `base64-token rank` lines (twice as fast as a line-by-line loop: one split, C-level decoding)."""
-    parts = data.split()
-    if len(parts) % 2:
-        raise TokenizerError(f"{path}: not a list of tokens and ranks (an odd number of fields)")
-    try:
-        return dict(zip(map(binascii.a2b_base64, parts[0::2]), map(int, parts[1::2])))
-    except (ValueError, binascii.Error) as exc:
-        raise TokenizerError(f"{path}: not a list of tokens and ranks ({exc})") from None
-
-
-def _cache_file(folder: Path, sha256: str) -> Path:
-    # marshal's format belongs to one Python version, so the version is part of the name.
-    return folder / f"ranks-{sha256}-py{sys.version_info[0]}{sys.version_info[1]}-m{marshal.version}.bin"
-
-
-def _read_cache(path: Path, lines: int) -> dict[bytes, int] | None:
-    import hashlib
-
-    try:
-        blob = path.read_bytes()
-    except OSError:
-        return None
-    digest, payload = blob[:64], blob[65:]
-    if blob[64:65] != b"\n" or hashlib.sha256(payload).hexdigest().encode() != digest:
-        return None
-    try:
-        ranks = marshal.loads(payload)
-    except (ValueError, EOFError, TypeError):
-        return None
-    if not isinstance(ranks, dict) or len(ranks) != lines:
-        return None
-    return ranks
-
-
-def _write_cache(path: Path, ranks: dict[bytes, int]) -> None:
-    import hashlib
-
-    payload = marshal.dumps(ranks)
-    blob = hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        from foldscope.core.model.folders import make_private_folder
-
-        make_private_folder(path.parent)
-        temporary.write_bytes(blob)
-        os.replace(temporary, path)
-    except OSError:  # a read-only cache only costs the next start its parse
-        with contextlib.suppress(OSError):  # a cache folder under a file: no temporary to remove, NotADirectoryError
-            temporary.unlink()
-
-
-def build_encoding(path: Path | None = None, expected_sha256: str = O200K_SHA256) -> tiktoken.Encoding:
-    """tiktoken's Encoding of the vendored vocabulary (the reference; the whole path where quicktok is missing)."""
-    import tiktoken  # only where it counts or is asked for: quicktok's path never imports it
-
-    ranks = load_ranks(path or vocabulary_path(), expected_sha256)
-    return tiktoken.Encoding(
-        name="o200k_base",
-        pat_str=O200K_PAT_STR,
-        mergeable_ranks=ranks,
-        special_tokens=O200K_SPECIAL,
-    )
-
-
-# quicktok's tables of our vocabulary, in its own binary format (fast_table): the token count, then per token in rank
-# order its length (u16), bytes and rank (u32); the special tokens' count, then per token its rank (u32), length (u16)
-# and text. Their SHA-256 as built from the vendored file (tests/core/request/test_tokens.py builds them again): a
-# table in the cache that does not match is written anew, so a damaged or altered cache never counts.
-FAST_TABLE_SHA256 = "6b17521f79788c7ace48fc75f6edde125637a90b0018427e68f28d051b2ac1fe"
-FAST_SPECIAL_SHA256 = "95837e70aa1f68042293be2fb62ad5d748e7834940bf041299281ffa3addba3b"
-_FAST_FILES = ("o200k.vocab", "o200k.special", "uniclass_o200k.bin")  # the last: Unicode classes (core.request.unicode_gap)
-
-
-def fast_tables(ranks: dict[bytes, int], special: dict[str, int] = O200K_SPECIAL) -> tuple[bytes, bytes]:
-    """quicktok's vocabulary and special-token tables of `ranks` and `special` (see FAST_TABLE_SHA256)."""
-    pack = struct.pack
-    vocab = [pack("<I", len(ranks))]
-    vocab.extend(pack("<H", len(token)) + token + pack("<I", rank) for token, rank in sorted(ranks.items(), key=lambda kv: kv[1]))
-    specials = [pack("<I", len(special))]
-    specials.extend(pack("<IH", rank, len(text.encode())) + text.encode() for text, rank in special.items())
-    return b"".join(vocab), b"".join(specials)
-
-
-def fast_table(path: Path | None = None, cache: Path | Literal[False] | None = None) -> Path:
-    """A folder holding quicktok's tables of the vendored vocabulary, built from it (never from quicktok's own copy).
-
-    The vendored file is read and its hash checked every time (as load_ranks does); the tables are kept in the cache
-    folder under its SHA-256 and quicktok's version, and used only when each matches FAST_TABLE_SHA256 and
-    FAST_SPECIAL_SHA256; anything else builds them again from the ranks. Where the cache cannot be written, they go to
-    a temporary folder that lives as long as the process.
-    """
-    import hashlib
-
-    path = path or vocabulary_path()
-    sha256 = _checked(path, O200K_SHA256)
-    classes = unicode_gap.our_classes(_quicktok_classes() or b"")
-    if classes is None:
-        raise TokenizerError(f"quicktok {quicktok.__version__}'s Unicode table is not the one checked against tiktoken's")
-    folder = None
-    if cache is not False:
-        folder = (Path(cache) if cache else cache_folder()) / f"quicktok-{sha256[:16]}-{quicktok.__version__}"
-        if _fast_table_holds(folder, classes):
-            return folder
-    vocab, special = fast_tables(load_ranks(path, O200K_SHA256, cache=cache))
-    if hashlib.sha256(vocab).hexdigest() != FAST_TABLE_SHA256 or hashlib.sha256(special).hexdigest() != FAST_SPECIAL_SHA256:
-        raise TokenizerError(f"{path}: quicktok's table of the vocabulary does not match its expected hash")
-    for where in ([folder] if folder is not None else []) + [None]:
-        try:
-            if where is None:
-                import atexit
-                import shutil
-                import tempfile
-
-                where = Path(tempfile.mkdtemp(prefix="foldscope-quicktok-"))
-                atexit.register(shutil.rmtree, where, True)
-            from foldscope.core.model.folders import make_private_folder
-
-            make_private_folder(where)
-            for name, blob in zip(_FAST_FILES, (vocab, special, classes)):
-                temporary = where / f".{name}.{os.getpid()}.tmp"
-                temporary.write_bytes(blob)
-                os.replace(temporary, where / name)
-            return where
-        except OSError:
-            continue  # a read-only cache: the temporary folder instead
-    raise TokenizerError("cannot write quicktok's table of the vocabulary anywhere")
-
-
-def _fast_table_holds(folder: Path, classes: bytes) -> bool:
-    import hashlib
-
-    try:
-        vocab, special, theirs = (folder / name for name in _FAST_FILES)
-        return (
-            hashlib.sha256(vocab.read_bytes()).hexdigest() == FAST_TABLE_SHA256
-            and hashlib.sha256(special.read_bytes()).hexdigest() == FAST_SPECIAL_SHA256
-            and theirs.read_bytes() == classes
-        )
-    except OSError:
-        return False
 
 
 def build_fast(path: Path | None = None) -> FastEncoding:
@@ -595,6 +320,3 @@ def expect(path: str | os.PathLike) -> bool:
 def _say(message: str, *args: Any) -> None:
     if "logging" in sys.modules:  # a program that set logging up imported it: see BACKEND's line
         sys.modules["logging"].getLogger(__name__).info(message, *args)
-
-
-small_count.use_vocabulary(sys.modules[__name__])  # small_count reads the vendored vocabulary through this module

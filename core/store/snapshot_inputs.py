@@ -54,11 +54,11 @@ def reader_identity() -> str | None:
 @functools.cache
 def counter_identity() -> str | None:
     """What a memo's counts depend on besides its keys: the tokenizer and the code that renders and counts blocks."""
-    from foldscope.core.request import tokens
+    from foldscope.core.request import vocabulary
 
-    version = tokens.tiktoken_version()  # without importing it (40-50 ms)
+    version = vocabulary.tiktoken_version()  # without importing it (40-50 ms)
     files = [*(_PACKAGE / "request").glob("*.py"), *(_PACKAGE / "model").glob("*.py"), _PACKAGE / "formats" / "images.py"]
-    return _identity(files, f"memo {MEMO_FORMAT} o200k_base {tokens.O200K_SHA256} tiktoken {version}")
+    return _identity(files, f"memo {MEMO_FORMAT} o200k_base {vocabulary.O200K_SHA256} tiktoken {version}")
 
 
 def file_sha256(path: str | Path) -> str:

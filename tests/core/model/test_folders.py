@@ -9,7 +9,7 @@ from pathlib import Path
 import platformdirs
 
 from foldscope.core.model import folders
-from foldscope.core.request.tokens import cache_folder
+from foldscope.core.request.vocabulary import cache_folder
 
 
 def test_each_folder_is_the_platforms_unless_the_environment_says_otherwise(tmp_path, monkeypatch):

@@ -11,16 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.request import tokens, unicode_gap
+from foldscope.core.request import quicktok_table, tokens, unicode_gap
 from foldscope.core.request.count import Counter
-from foldscope.core.request.tokens import (
-    FAST_SPECIAL_SHA256,
-    FAST_TABLE_SHA256,
-    TokenizerError,
-    fast_tables,
-    load_ranks,
-    vocabulary_path,
-)
+from foldscope.core.request.quicktok_table import FAST_SPECIAL_SHA256, FAST_TABLE_SHA256, fast_tables
+from foldscope.core.request.vocabulary import TokenizerError, load_ranks, vocabulary_path
 
 fast_only = pytest.mark.skipif(tokens.BACKEND != tokens.FAST, reason=f"counted by tiktoken here: {tokens.WHY_SLOW}")
 
@@ -110,7 +104,7 @@ def test_the_gap_is_taken_out_of_every_class_and_only_it():
 @fast_only
 def test_the_table_known_by_its_hash_at_import_is_the_one_ours_is_made_from():
     # tokens chooses quicktok at import by the hash of its class table alone (start-up); ours is made from it later.
-    table = tokens._quicktok_classes()
+    table = quicktok_table.quicktok_classes()
     assert table is not None and unicode_gap.known_table(table)
     ours = unicode_gap.our_classes(table)
     assert ours is not None and hashlib.sha256(ours).hexdigest() == unicode_gap.CLASSES_SHA256
@@ -143,12 +137,12 @@ def test_quicktoks_table_is_built_from_the_vendored_vocabulary():
 
 @fast_only
 def test_a_damaged_cached_table_is_built_again(tmp_path):
-    folder = tokens.fast_table(cache=tmp_path)
+    folder = quicktok_table.fast_table(cache=tmp_path)
     vocab = folder / "o200k.vocab"
     data = bytearray(vocab.read_bytes())
     data[40] ^= 1  # one token's bytes changed: it would count otherwise
     vocab.write_bytes(bytes(data))
-    assert tokens.fast_table(cache=tmp_path) == folder
+    assert quicktok_table.fast_table(cache=tmp_path) == folder
     assert hashlib.sha256(vocab.read_bytes()).hexdigest() == FAST_TABLE_SHA256
 
 

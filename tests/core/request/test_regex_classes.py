@@ -7,7 +7,7 @@ import struct
 import pytest
 import regex
 
-from foldscope.core.request import tokens, unicode_gap
+from foldscope.core.request import quicktok_table, unicode_gap
 
 # The pattern's classes in quicktok's table order (core.request.unicode_gap.CLASS_COUNT's first three).
 CLASSES = ((0, r"\p{L}"), (1, r"\p{N}"), (2, r"\s"))
@@ -33,7 +33,7 @@ def test_the_regex_module_classes_every_code_point_outside_the_gap_as_tiktoken_d
     took Unicode 18's classes, 12,823 code points more (U+0558, U+18E00, ...), and small_count counted
     '\\U00018e00/A' as 5 tokens where tiktoken counts 6: pyproject pins it below, and this fails on any regex that
     moves again."""
-    table = tokens._quicktok_classes()
+    table = quicktok_table.quicktok_classes()
     if table is None or not unicode_gap.known_table(table):
         pytest.skip("quicktok's class table, the reference of tiktoken's classes here, is not installed")
     ours = _ranges(unicode_gap.classes_without_gap(table))

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.request import small_count, tokens
+from foldscope.core.request import small_count, tokens, vocabulary
 
 
 @pytest.fixture
@@ -25,7 +25,7 @@ def reference_count(text: str) -> int:
 
 
 def test_the_sorted_table_is_built_from_the_vendored_vocabulary():
-    blob = small_count.table_bytes(tokens.load_ranks(tokens.vocabulary_path()))
+    blob = small_count.table_bytes(vocabulary.load_ranks(vocabulary.vocabulary_path()))
     assert hashlib.sha256(blob).hexdigest() == small_count.TABLE_SHA256
 
 
@@ -80,8 +80,8 @@ def test_both_hashes_are_checked_again_only_when_a_files_stamp_changed(fresh_bud
     hashed = []
     real = hashlib.sha256
     monkeypatch.setattr(hashlib, "sha256", lambda *a: hashed.append("table") or real(*a))
-    checked = tokens._checked
-    monkeypatch.setattr(tokens, "_checked", lambda *a: hashed.append("vocabulary") or checked(*a))
+    checked = vocabulary.checked
+    monkeypatch.setattr(vocabulary, "checked", lambda *a: hashed.append("vocabulary") or checked(*a))
     monkeypatch.setattr(small_count, "_table", None)
     assert small_count.count("hello world") == 2
     assert hashed == []  # unchanged since their check: the stamp stands for it
@@ -161,7 +161,7 @@ def test_the_merge_leaves_as_many_tokens_as_tiktokens_merge_of_any_bytes(data):
 
 @functools.cache
 def _ranks() -> dict[bytes, int]:
-    return tokens.load_ranks(tokens.vocabulary_path())
+    return vocabulary.load_ranks(vocabulary.vocabulary_path())
 
 
 def test_a_small_file_is_counted_without_an_encoder_and_a_large_one_is_not(tmp_path, monkeypatch):

@@ -9,7 +9,8 @@ import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.request.tokens import TokenizerError, build_encoding, count_text, load_ranks, vocabulary_path
+from foldscope.core.request.tokens import count_text
+from foldscope.core.request.vocabulary import TokenizerError, build_encoding, load_ranks, vocabulary_path
 
 
 def _reference():
@@ -86,7 +87,7 @@ def test_tiktokens_version_is_read_as_tiktoken_says_it_without_importing_it():
 
     import tiktoken
 
-    code = "import sys; from foldscope.core.request import tokens; print(tokens.tiktoken_version(), 'tiktoken' in sys.modules)"
+    code = "import sys; from foldscope.core.request import vocabulary; print(vocabulary.tiktoken_version(), 'tiktoken' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == [tiktoken.__version__, "False"]
 
