@@ -131,3 +131,25 @@ def test_a_line_longer_than_a_read_from_a_pipe_comes_whole_as_from_a_file(tmp_pa
         writer.join()
     assert [(number, offset) for number, offset, _ in values] == [(1, 0), (2, 18), (3, len(data) - 3)]
     assert values[1][2] == {"text": "x" * 500} and not warned
+
+
+@pytest.mark.parametrize("block", [1, 7, 64, 1 << 16])
+def test_lines_cut_from_blocks_come_as_iterating_the_file_gives_them(tmp_path, monkeypatch, block):
+    """The lines are read a block at a time and cut at each newline (stream_lines._raw_lines): every line's number, offset
+    and value are those iterating the file gives, whichever block a line starts or ends in, lines longer than a block
+    and than LONG_LINE, blank lines and CRLF endings, and a last line with or without its newline."""
+    monkeypatch.setattr(stream_lines, "_BLOCK", block)
+    monkeypatch.setattr(stream_lines, "LONG_LINE", 100)
+    sizes = [0, 1, 5, 6, 7, 8, 40, 63, 64, 65, 99, 100, 101, 250, 3]
+    lines = [json.dumps({"n": n, "t": "x" * size}).encode() for n, size in enumerate(sizes)]
+    for ending in (b"", b"\n", b"\r\n"):
+        path = tmp_path / "lines.jsonl"
+        path.write_bytes(b"\n".join(lines[:5]) + b"\n\n \n" + b"\r\n".join(lines[5:]) + ending)
+        with open(path, "rb") as handle:
+            expected, offset = [], 0
+            for number, raw in enumerate(handle, 1):
+                if raw.strip():
+                    expected.append((number, offset, json.loads(raw)))
+                offset += len(raw)
+        (values, warned) = _read(path)
+        assert values == expected and not warned
