@@ -97,6 +97,7 @@ class _Reader(Tree):
         self.session_id: str | None = None
         self.main_sidechain: bool | None = None
         self.agent_calls: dict[str, str] = {}  # a subagent's agentId -> the tool_use id of the call that started it
+        self.heads_wanted = True  # till the session's id, cwd and version are read (_heads)
 
     def feed(self, line: int, offset: int, value: Any) -> None:
         b = self.b
@@ -110,27 +111,39 @@ class _Reader(Tree):
         if not isinstance(kind, str):
             b.warn(line, "entry has no string `type`; skipped")
             return
-        if self.session_id is None and isinstance(value.get("sessionId"), str):
-            self.session_id = value["sessionId"]
-        if "cwd" not in b.extras and isinstance(value.get("cwd"), str):
-            b.extras["cwd"] = value["cwd"]  # where the session ran: `foldscope sessions` shows it as the project
-        if "agent_version" not in b.extras and isinstance(value.get("version"), str):
-            b.extras["agent_version"] = value["version"]  # the Claude Code release that wrote it (the report shows it)
+        if self.heads_wanted:
+            self._heads(value)
         if kind == "user" and self._typed_prompt(line, value):
             return
-        uuid = value.get("uuid") if isinstance(value.get("uuid"), str) else None
-        if uuid is not None and kind in ("user", "assistant") and self.main_sidechain is None:
-            self.main_sidechain = value.get("isSidechain") is True
-        if (value.get("isSidechain") is True) != bool(self.main_sidechain):
+        # Each field asked once a line, here, and handed on (a read's Python is most of its time, docs/performance.md)
+        uuid = value.get("uuid")
+        side = value.get("isSidechain") is True
+        if not isinstance(uuid, str):
+            uuid = None
+        elif self.main_sidechain is None and kind in ("user", "assistant"):
+            self.main_sidechain = side
+        if side != bool(self.main_sidechain):
             uuid = None  # a sidechain line of a file that mixes them: its subagent's chain, not this one's
         if uuid is not None:
             if uuid in self.marks:  # a resume writes earlier lines again: already read, not a new message
                 self._repeat(line, uuid, value)
                 return
             self._follow(line, value)
-        self._dispatch(line, offset, kind, value)
+        self._dispatch(line, offset, kind, value, side)
         if uuid is not None:
             self._mark(line, uuid)
+
+    def _heads(self, value: dict) -> None:
+        """The session's id, where it ran and the release that wrote it, each the first line's to name it; asked of
+        each line only until all three are found."""
+        extras = self.b.extras
+        if self.session_id is None and isinstance(value.get("sessionId"), str):
+            self.session_id = value["sessionId"]
+        if "cwd" not in extras and isinstance(value.get("cwd"), str):
+            extras["cwd"] = value["cwd"]  # where the session ran: `foldscope sessions` shows it as the project
+        if "agent_version" not in extras and isinstance(value.get("version"), str):
+            extras["agent_version"] = value["version"]  # the Claude Code release that wrote it (the report shows it)
+        self.heads_wanted = self.session_id is None or "cwd" not in extras or "agent_version" not in extras
 
     def _typed_prompt(self, line: int, value: dict) -> bool:
         """The commonest line, a typed prompt (string content) on the main chain under the newest line, read
@@ -169,18 +182,19 @@ class _Reader(Tree):
         self.tip = uuid
         return True
 
-    def _agent_link(self, kind: str, value: dict) -> None:
+    def _agent_link(self, kind: str, value: dict, side: bool) -> None:
         """Which tool call started which subagent (claude_code_children.started_agent); a sidechain line names its own."""
         agent, call = started_agent(kind, value)
         if isinstance(agent, str) and isinstance(call, str):
             self.agent_calls.setdefault(agent, call)
-        if value.get("isSidechain") is True and isinstance(value.get("agentId"), str):
+        if side and isinstance(value.get("agentId"), str):
             self.b.extras.setdefault("agent_id_in_file", value["agentId"])
 
-    def _dispatch(self, line: int, offset: int, kind: str, value: dict) -> None:
+    def _dispatch(self, line: int, offset: int, kind: str, value: dict, side: bool) -> None:
+        """`side`: whether the line is on a sidechain (its isSidechain true)."""
         b = self.b
         if kind in ("progress", "user"):
-            self._agent_link(kind, value)
+            self._agent_link(kind, value, side)
         if kind in UNSENT:
             b.unsent(kind, line, offset)
         elif kind == "attachment":
@@ -197,7 +211,6 @@ class _Reader(Tree):
             if not isinstance(message, dict):
                 b.warn(line, f"{kind} entry has no `message` object; skipped")
                 return
-            side = value.get("isSidechain") is True
             if self.main_sidechain is None:
                 self.main_sidechain = side
             if self.boundary is not None and not value.get("isCompactSummary"):
@@ -216,7 +229,7 @@ class _Reader(Tree):
     def _user(self, line: int, value: dict, message: Mapping) -> None:
         b = self.b
         at = parse_time(value.get("timestamp"))
-        uuid = str_field(value, "uuid", f"line{line}")
+        uuid = _uuid_of(value, line)
         content = message.get("content")
         if value.get("isCompactSummary"):
             self._compact(line, text_of(content), value)
@@ -230,9 +243,11 @@ class _Reader(Tree):
         if not isinstance(content, list):
             b.warn(line, "user message has no string or list `content`; skipped")
             return
-        results = [x for x in content if isinstance(x, dict) and x.get("type") == "tool_result"]
-        rest = [x for x in content if not (isinstance(x, dict) and x.get("type") == "tool_result")]
-        if any(not isinstance(x, (str, dict)) for x in rest):
+        results: list[dict] = []
+        rest: list[Any] = []
+        for x in content:
+            (results if isinstance(x, dict) and x.get("type") == "tool_result" else rest).append(x)
+        if rest and any(not isinstance(x, (str, dict)) for x in rest):
             b.warn(line, "user content holds a block that is neither text nor an object; kept as text")
         many = len(results) + bool(rest) > 1
         for i, block in enumerate(results):
@@ -241,9 +256,12 @@ class _Reader(Tree):
                 b.warn(line, "tool_result without a string `tool_use_id`; skipped")
                 continue
             meta = {"uuid": uuid, "is_error": block.get("is_error") is True}
-            if images := images_of(block.get("content")):
-                meta["images"] = images
-            b.result(call_id, text_of(block.get("content")), line, at, id=f"{uuid}/{i}" if many else uuid, metadata=meta)
+            output = block.get("content")
+            if type(output) is not str:  # a string holds no image and is its own text
+                if images := images_of(output):
+                    meta["images"] = images
+                output = text_of(output)
+            b.result(call_id, output, line, at, id=f"{uuid}/{i}" if many else uuid, metadata=meta)
         if rest:
             if self.key is not None:
                 self._end_response()
@@ -266,10 +284,13 @@ class _Reader(Tree):
             return
         at = parse_time(value.get("timestamp"))
         # Interned: every response names its model, the same few strings, each line's its own copy once decoded.
-        model = sys.intern(message["model"]) if isinstance(message.get("model"), str) else None
+        model = message.get("model")
+        model = sys.intern(model) if isinstance(model, str) else None
         raw_usage = message.get("usage")
-        mid = message.get("id") if isinstance(message.get("id"), str) else None
-        uuid = str_field(value, "uuid", f"line{line}")
+        mid = message.get("id")
+        if not isinstance(mid, str):
+            mid = None
+        uuid = _uuid_of(value, line)
         if model == "<synthetic>":
             self._end_response()
             b.add(
@@ -312,9 +333,13 @@ class _Reader(Tree):
                 continue
             kind = block.get("type")
             if kind == "text":
-                b.turn_text(str_field(block, "text"))
+                text = block.get("text")
+                if text and isinstance(text, str):
+                    b.turn_text(text)
             elif kind == "thinking":
-                b.turn_thinking(str_field(block, "thinking"))
+                text = block.get("thinking")
+                if text and isinstance(text, str):
+                    b.turn_thinking(text)
             elif kind == "redacted_thinking":
                 b.turn_meta(redacted_thinking=True)
             elif kind in ("tool_use", "server_tool_use"):
@@ -412,6 +437,12 @@ class _Reader(Tree):
         if self.boundary is not None:
             self._compact(self.boundary["boundary_line"], None, {})
         self._end_response()
+
+
+def _uuid_of(value: dict, line: int) -> str:
+    """The line's uuid, or its place (`line<n>`) where it names none as a string."""
+    uuid = value.get("uuid")
+    return uuid if isinstance(uuid, str) else f"line{line}"
 
 
 class _Followed:

@@ -17,7 +17,7 @@ from foldscope.core.formats.stream_lines import (
     json_problem,
     too_damaged,
 )
-from foldscope.core.model.session import FullRecord, Message, ReadError, Request, Session, Usage, new_message
+from foldscope.core.model.session import Fields, FullRecord, Message, ReadError, Request, Session, Usage, new_message
 from foldscope.core.model.views import TrackedView, ViewSharer
 
 # The readers' one import: the lines streamed (stream_lines) and their fields read (stream_fields) with the builder.
@@ -36,6 +36,10 @@ __all__ = [
     "text_of",
     "too_damaged",
 ]
+
+# The keys of a response's calls' and results' contents, in their order (SessionBuilder._turn_messages).
+_CALL_KEYS = ("function", "arguments", "action_response_id")
+_RESULT_KEYS = ("function", "arguments", "output", "action_request_id")
 
 
 class SessionBuilder:
@@ -228,16 +232,17 @@ class SessionBuilder:
 
     def turn_text(self, text: str) -> None:
         if text:
-            self._open_turn()["text"].append(text)
-            self._turn_line()
+            self._turn_part("text", text)
 
     def turn_thinking(self, text: str) -> None:
         if text:
-            self._open_turn()["thinking"].append(text)
-            self._turn_line()
+            self._turn_part("thinking", text)
 
-    def _turn_line(self) -> None:
-        lines = self._open_turn()["lines"]
+    def _turn_part(self, part: str, text: str) -> None:
+        """A text or thinking part of the open response, and the line it came from (one call a block: a read's commonest)."""
+        turn = self._open_turn()
+        turn[part].append(text)
+        lines = turn["lines"]
         if self.line > lines[-1]:
             lines.append(self.line)
 
@@ -253,7 +258,7 @@ class SessionBuilder:
         self, call_id: str, function: str, arguments: Any, line: int, at: float | None, metadata: Mapping[str, Any] | None = None
     ) -> None:
         mid = self.unique(call_id or f"call-line{line}", line)
-        args = arguments if isinstance(arguments, Mapping) else {"input": arguments}
+        args = arguments if type(arguments) is dict or isinstance(arguments, Mapping) else {"input": arguments}
         self._open_turn()["calls"][call_id or mid] = [mid, function, args, line, at, dict(metadata or {}), None]
 
     def result(self, call_id: str, output: Any, line: int, at: float | None, *, id: str, metadata: Mapping[str, Any] | None = None) -> None:
@@ -291,19 +296,19 @@ class SessionBuilder:
 
     def _turn_messages(self, turn: dict[str, Any]) -> list[Message]:
         """The messages a response makes, in record order, without changing the builder (snapshot reads them too)."""
-        meta = dict(turn["meta"])
+        meta = turn["meta"]
         if turn["thinking"]:
-            meta["thinking"] = "\n\n".join(turn["thinking"])
-        # new_message: the Message the dataclass makes, through its slots (a response's messages are most of a record's)
+            meta = {**meta, "thinking": "\n\n".join(turn["thinking"])}
+        # new_message: the Message the dataclass makes, through its slots (a response's messages are most of a record's),
+        # its content of fixed keys made a Fields without a dict between (Fields.zipped)
         file = self.file
-        out = [
-            new_message(turn["id"], "assistant", turn["at"], {"assistant_response": "\n\n".join(turn["text"])}, meta, file, turn["line"])
-        ]
+        text = Fields.one("assistant_response", "\n\n".join(turn["text"]))
+        out = [new_message(turn["id"], "assistant", turn["at"], text, Fields(meta), file, turn["line"])]
         for call_id, (mid, function, args, line, at, cmeta, rid) in turn["calls"].items():
-            content = {"function": function, "arguments": args, "action_response_id": rid}
+            content = Fields.zipped(_CALL_KEYS, (function, args, rid))
             out.append(new_message(mid, "action_request", at, content, {"call_id": call_id, **cmeta}, file, line))
         for rid, function, args, req, output, line, at, rmeta in turn["results"]:
-            content = {"function": function, "arguments": args, "output": output, "action_request_id": req}
+            content = Fields.zipped(_RESULT_KEYS, (function, args, output, req))
             out.append(new_message(rid, "action_response", at, content, rmeta, file, line))
         return out
 

@@ -69,6 +69,15 @@ class Fields(Mapping[str, Any]):
         return fields
 
     @classmethod
+    def zipped(cls, keys: tuple[str, ...], values: tuple[Any, ...]) -> Fields:
+        """Fields(dict(zip(keys, values))) of distinct keys, without the dict: a reader's content of fixed keys (a
+        response's calls and results, tests/core/formats/test_claude_code_fast.py)."""
+        fields = object.__new__(cls)
+        fields._keys = _SHARED_KEYS.get(keys) or (_SHARED_KEYS.setdefault(keys, keys) if len(_SHARED_KEYS) < _MAX_SHARED_KEYS else keys)
+        fields._values = values[0] if len(keys) == 1 else values
+        return fields
+
+    @classmethod
     def of(cls, mapping: Mapping[str, Any]) -> Fields:
         """`mapping` itself when it is a Fields already (nothing can change one), else a Fields of it."""
         return mapping if type(mapping) is Fields else cls(mapping)

@@ -297,3 +297,30 @@ def test_a_responses_messages_are_the_messages_the_dataclass_makes(tmp_path, mon
     for m, by_init in zip(record, made, strict=True):
         assert [getattr(m, f) for f in Message.__slots__] == [getattr(by_init, f) for f in Message.__slots__]
         assert type(m.content) is type(by_init.content) is Fields and type(m.metadata) is Fields
+
+
+def test_fields_zipped_is_the_fields_of_the_dict_of_its_keys():
+    # SessionBuilder._turn_messages makes a response's calls' and results' contents this way, without the dict
+    for keys, values in [(("function", "arguments", "output"), ("Read", {"p": 1}, "ok")), (("only",), ("x",))]:
+        made, from_dict = Fields.zipped(keys, values), Fields(dict(zip(keys, values, strict=True)))
+        assert made == from_dict and list(made) == list(keys) and list(made.values()) == list(values)
+        assert made._keys is from_dict._keys and made._values == from_dict._values  # one key tuple shared, one value alone
+
+
+def test_the_session_id_cwd_and_version_are_each_the_first_line_to_name_them(tmp_path):
+    # The reader asks each line for them only until all three are found (_Reader._heads): a later line's do not count
+    lines = [
+        {"type": "progress", "uuid": "p0", "cwd": "/first"},
+        {"type": "progress", "uuid": "p1", "cwd": "/second", "sessionId": "s1"},
+        {"type": "user", "uuid": "u0", "sessionId": "s2", "message": {"content": "hi"}},
+        {"type": "user", "uuid": "u1", "parentUuid": "u0", "version": "2.0.1", "sessionId": "s3", "message": {"content": "x"}},
+        {"type": "user", "uuid": "u2", "parentUuid": "u1", "version": "2.0.2", "cwd": "/third", "message": {"content": "y"}},
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    builder = claude_code.SessionBuilder(path, claude_code.FORMAT)
+    reader = claude_code._Reader(builder)
+    for number, value in enumerate(lines, 1):
+        reader.feed(number, 0, value)
+    assert (reader.session_id, builder.extras["cwd"], builder.extras["agent_version"]) == ("s1", "/first", "2.0.1")
+    assert not reader.heads_wanted
