@@ -536,7 +536,8 @@ class Counter(Tokenising):
 
     def count_text(self, text: str) -> int:
         """tokens.count_text, memoised by the text's SHA-256 (kept in the memo, so a reopened session counts none again)."""
-        key = text_digest(text)
+        # A thinking text sent ahead was hashed there (its key): taken, not hashed again.
+        key = (self.ahead.digest(text) if self.ahead is not None else None) or text_digest(text)
         n = self._texts.get(key)
         if n is None and self.ahead is not None:
             n = self.ahead.take(text_key(key))

@@ -350,6 +350,8 @@ class Ahead(Protocol):
 
     def body(self, key: Any) -> str | None: ...
 
+    def digest(self, text: str) -> bytes | None: ...
+
 
 def glue_of(spec: BlockSpec, role: str, next_role: str | None) -> str:
     """The counted punctuation after a block: its type, and what closes or continues its turn."""

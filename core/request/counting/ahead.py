@@ -15,7 +15,6 @@ made later) is counted in-line as before: a miss costs the child's time, never a
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import time
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from foldscope.core.model.session import FullRecord, Message, sole_text
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import block_key, short_key
-from foldscope.core.request.count_step import body_bytes, body_of, text_key
+from foldscope.core.request.count_step import body_bytes, body_of, text_digest, text_key
 from foldscope.core.request.counting import child
 from foldscope.core.request.counting.child import receive, send
 from foldscope.core.request.long_pieces import has_long_piece
@@ -114,6 +113,9 @@ class CountsAhead:
         self._through: list[int] = []  # characters rendered through each window
         self._chars = 0
         self._bodies: dict[Any, str] = {}  # rendered and not yet counted
+        # Each thinking text's SHA-256 as hashed here for its key, until the counter asks for it (digest): each
+        # response's thinking is counted once by the predictions (Counter.count_text), which would hash it again.
+        self._digests: dict[str, bytes] = {}
         self._counts: dict[Any, int] = {}
         self._batch_of: dict[Any, _Batch] = {}
         self._open = _Batch()
@@ -258,6 +260,10 @@ class CountsAhead:
         """The body rendered ahead for a key not counted ahead, so the counter need not render it again."""
         return self._bodies.get(key)
 
+    def digest(self, text: str) -> bytes | None:
+        """The SHA-256 (text_digest) of a thinking text this rendered ahead, once, so the counter need not hash it again."""
+        return self._digests.pop(text, None)
+
     def close(self) -> None:
         """Stop the child and the couriers, and reap the child: nothing is left running, and no zombie. The flags
         first, so a courier that wakes sees them; the child's death closes its pipes, which ends the receiving one."""
@@ -284,7 +290,7 @@ class CountsAhead:
         hi = min(len(record), lo + WINDOW)
         for spec in window_blocks(record, lo, hi):
             key = (block_key(spec, record, self._policy, first_round), self._pk)
-            if key in self._bodies or key in self._counts or key in self._batch_of or self._known(key):
+            if key in self._batch_of or self._known(key):  # every key rendered or counted here went into a batch
                 continue
             waits = not (self._waits_from_start() or self._ready.is_set())
             if waits and spec.tag == TEXT and spec.mark is None and len(spec.message.text) >= HUGE_CHARS:
@@ -310,8 +316,9 @@ class CountsAhead:
             for i in range(lo, hi):
                 thought = thinking_text(record[i]) if record[i].kind == "assistant" else None
                 if thought and not has_long_piece(thought):
-                    key = text_key(hashlib.sha256(thought.encode("utf-8", "surrogatepass")).digest())
-                    if key not in self._counts and key not in self._batch_of and not self._known(key):
+                    digest = self._digests[thought] = text_digest(thought)
+                    key = text_key(digest)
+                    if key not in self._batch_of and not self._known(key):
                         self._add(key, thought)
         self._next = hi
         self._ends.append(hi)

@@ -121,6 +121,9 @@ class LaterHalf:
     def body(self, key: Any) -> str | None:
         return None  # the child renders its own: nothing rendered here for the counter
 
+    def digest(self, text: str) -> bytes | None:
+        return None  # nothing hashed here: the counter hashes each text itself
+
     def close(self) -> None:
         """Stop the child if it has not answered, and reap it."""
         self._done = True

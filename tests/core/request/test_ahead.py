@@ -127,6 +127,29 @@ def test_the_thinking_a_prediction_counts_is_counted_ahead_and_predicts_the_same
     assert any(key[0] == "text" for key in eager[0]._counts), "no thinking was counted ahead"
 
 
+def test_a_thinking_text_sent_ahead_is_hashed_once_for_its_count(eager, monkeypatch):
+    """Counting ahead hashes each response's thinking for its key; the predictions' count of it (Counter.count_text)
+    takes that digest rather than hash the same text again."""
+    from foldscope.core.request import count as count_module
+    from foldscope.core.request import count_step
+
+    session = tool_session(20, thinking=True)
+    session.model = "claude-sonnet-4-5"  # a model whose predictions count the current turn's thinking
+    expected = inline(session, None, monkeypatch)
+    hashed: list[str] = []
+
+    def digest(text: str) -> bytes:
+        hashed.append(text)
+        return count_step.text_digest(text)
+
+    monkeypatch.setattr(ahead, "text_digest", digest)
+    monkeypatch.setattr(count_module, "text_digest", digest)
+    assert rows_of(measure_trace(session, counter=Counter())) == expected
+    thoughts = [m.metadata["thinking"] for m in session.record if "thinking" in m.metadata]
+    assert thoughts and all(text in hashed for text in thoughts), "a thought was not hashed: the test would prove nothing"
+    assert len(hashed) == len(set(hashed)), "a thinking text was hashed twice"
+
+
 def test_counts_made_ahead_are_used_as_the_child_made_them(eager, monkeypatch):
     """A child whose counts are off by one moves every figure: the measure does read the child's counts."""
     session = tool_session(10)
