@@ -21,14 +21,13 @@ from foldscope.core.request.compile import (
     payload_bytes,
     payload_from_plan,
     payload_text,
-    plain_key,
     render_block,
     request_head,
     short_key,
 )
 from foldscope.core.request.count_step import body_bytes, json_string, type_glue
 from foldscope.core.request.marks import strip_marks
-from foldscope.core.request.plan import TEXT, instruction_text
+from foldscope.core.request.plan import instruction_text
 
 # Why the later request departs from the earlier one's bytes.
 CAUSES = ("none", "append", "fold", "restore", "policy", "stable", "rewrite")
@@ -216,7 +215,7 @@ class PrefixMeter:
     ) -> None:
         self.record, self.policy, self.tools, self.first_round = record, policy, tools, first_round
         self.policy_key = (None, None) if policy is None else (policy.tool_result_max_chars, policy.caching)
-        self._lengths: dict[tuple, int] = {}
+        self._lengths: dict[Any, int] = {}  # a block's bytes by its memo key, or a marked one's by its key unmarked (_length)
         # The bodies' UTF-8 lengths by memo key the counter noted as it rendered them under this policy (Counter.lengths):
         # a block's bytes are '{"', its body and its type (core.request.count_step.body_of), so none is rendered twice.
         self._counted = lengths
@@ -250,28 +249,20 @@ class PrefixMeter:
         key = block_key(spec, self.record, self.policy, first_round)
         return key[:3] + key[4:]
 
-    def _length(self, spec, first_round: IncludedRound | None) -> int:
-        if spec.tag == TEXT and spec.call_id is None and plain_key(self.policy, first_round):
-            # The commonest block, one message's text, whose bytes depend on the message alone: kept by the message,
-            # as the counter's memo and its noted lengths key it (memo_key), with no key tuple built a block.
-            m = spec.message
-            n = self._lengths.get(m)
-            if n is None:
-                body = self._counted.get(m) if self._counted is not None else None
-                if body is None and len(m.text) >= HUGE_TEXT:
-                    body = text_body_bytes(m)
-                n = (
-                    2 + body + len(type_glue(spec))
-                    if body is not None
-                    else len(self._text(spec, first_round).encode("utf-8", "surrogatepass"))
-                )
-                self._lengths[m] = n
-            return n
-        key = self._key(spec, first_round)
+    def _length(self, spec, first_round: IncludedRound | None, key: Any) -> int:
+        """A block's bytes: '{"', its body and its type. `key` is its memo key in the counter's layout (Laid.keys), by
+        which the counter noted its body's length as it rendered it (Counter.lengths): an unmarked block, nearly every
+        one, is kept by it with no key made again; a marked one by its key with the mark set aside (the same bytes)."""
+        counted = key
+        if spec.mark is not None:
+            key = self._key(spec, first_round)
+            counted = short_key(key[:3] + (None,) + key[3:])  # the unmarked block's memo key
         n = self._lengths.get(key)
         if n is None:
-            body = self._counted.get(short_key(key[:3] + (None,) + key[3:])) if self._counted is not None else None
-            if body is not None:  # the unmarked block's body as counted: its bytes with the opening and its type
+            body = self._counted.get(counted) if self._counted is not None else None
+            if body is None and type(counted) is Message and len(counted.text) >= HUGE_TEXT:
+                body = text_body_bytes(counted)  # one message's text alone (memo_key), measured a slice at a time
+            if body is not None:
                 n = 2 + body + len(type_glue(spec))
             else:
                 n = len(self._text(spec, first_round).encode("utf-8", "surrogatepass"))
@@ -302,7 +293,7 @@ class PrefixMeter:
         ends: list[int] = []
         before = roles[j - 1] if j else None
         length = self._length
-        for i, (spec, role) in enumerate(zip(since(flat, j), since(roles, j)), j):
+        for i, (spec, role, key) in enumerate(zip(since(flat, j), since(roles, j), since(laid.keys, j)), j):
             if i == 0:
                 turn, glue = 0, len(OPENING)
             elif role == before:
@@ -310,7 +301,7 @@ class PrefixMeter:
             else:
                 turn += 1
                 glue = len(turn_glue(str(before)))
-            end += glue + length(spec, first_round)
+            end += glue + length(spec, first_round, key)
             turns.append(turn)
             ends.append(end)
             before = role

@@ -228,3 +228,32 @@ def test_a_later_request_that_is_the_start_of_the_earlier_one_parts_past_its_las
             meter.step(tuple(m.id for m in v), counter.measure(v, record=record).laid)
         a, b = (whole(record, v, None, None, None) for v in views_)
         assert meter.parted() == (divergence(a, b, record), place(a, b, record))
+
+
+def test_an_unmarked_blocks_bytes_are_read_by_the_key_the_counter_laid_it_out_with(monkeypatch):
+    """The meter keeps each block's bytes by its memo key in the counter's layout (Laid.keys), the key the counter noted
+    its body's length by: no block key is made again for an unmarked block as a request is shaped."""
+    session = generate(rounds=20)
+    policy = Policy(tool_result_max_chars=1_024)  # every block keyed by block_key (no short form), none marked
+    expected = measure_trace(session, policy).rows
+    shaping: list[bool] = []
+    keyed: list[object] = []
+    real_shape, real_key = PrefixMeter._shape, PrefixMeter._key
+
+    def shape(self, *args):
+        shaping.append(True)
+        try:
+            return real_shape(self, *args)
+        finally:
+            shaping.pop()
+
+    def key(self, spec, first_round):
+        if shaping:
+            keyed.append(spec)
+        return real_key(self, spec, first_round)
+
+    monkeypatch.setattr(PrefixMeter, "_shape", shape)
+    monkeypatch.setattr(PrefixMeter, "_key", key)
+    rows = measure_trace(session, policy).rows
+    assert [(r.prefix_share, r.diverges) for r in rows] == [(r.prefix_share, r.diverges) for r in expected]
+    assert len(rows) > 20 and not keyed
