@@ -234,21 +234,30 @@ class PredictionCounter:
         # The assistant turns' thinking over the view, with where each instruction is: all of it for a model that keeps
         # every turn's, what follows the last instruction (the current turn's) for one that does not.
         self._thinking_sum: RunningSum[Message] = RunningSum(thought_counter(count), mark=lambda m: m.kind == "instruction")
+        # Each model's (reads_text, keeps every turn's thinking), asked once a model, not once a request.
+        self._models: dict[str | None, tuple[bool, bool]] = {}
 
     def clone(self) -> PredictionCounter:
         """A copy that goes on from here as this one would, leaving this one as it is (a kept trace's counting pass,
         core.request.trace_resume); the thinking memo is shared (by identity, the same count either way)."""
         out = PredictionCounter.__new__(PredictionCounter)
         out.format, out.text, out._thinking_sum = self.format, self.text.clone(), self._thinking_sum.clone()
+        out._models = self._models
         return out
 
+    def _model(self, model: str | None) -> tuple[bool, bool]:
+        found = self._models.get(model)
+        if found is None:
+            found = self._models[model] = (reads_text(model, self.format), bool(KEEPS_ALL_THINKING.search((model or "").lower())))
+        return found
+
     def thinking(self, view: Sequence[Message], model: str | None) -> int:
-        if KEEPS_ALL_THINKING.search((model or "").lower()):
+        if self._model(model)[1]:
             return self._thinking_sum.total(view)
         return self._thinking_sum.since_last_mark(view)  # the current turn's: a turn may run thousands of calls
 
     def count(self, view: Sequence[Message], compiled: int, model: str | None) -> ViewCount:
-        if reads_text(model, self.format):
+        if self._model(model)[0]:
             return self.text.count(view)
         text = self.text.count(view, tokens=False)
         return ViewCount(compiled + self.thinking(view, model), text.hidden_chars, text.tokens_per_char)
