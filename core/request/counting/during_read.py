@@ -29,13 +29,15 @@ from foldscope.core.model.unseen_text import UNSEEN_TEXT
 from foldscope.core.request import tokens
 from foldscope.core.request.counting import children_allowed, one_thread
 
-# Where the read forks, a child at each. The first child's counting ends well before the parent's read does (at 50k
-# about 1.2-1.5 s of CPU against 2.4-2.7 s of read after its fork), and a second, holding more of the record, counts on
-# from where the first child's record ended with the rest of that core: a hundredth of the file costs a child about
-# 0.05 s to count and the parent about 0.034 s to read, so both children's counting (the second's fraction times 0.05)
-# fits in the parent's read after the first fork (0.75 times 3.4 s) up to about half the file. What a child has not
-# counted by the read's end the measure counts, as before.
-FRACTIONS = (0.25, 0.5)
+# Where the read forks, a child at each, each counting on from where the child before it stopped reading. A hundredth
+# of the file costs a child about 0.055 s of CPU to count and the parent about 0.025-0.034 s to read, so the children
+# keep the second core busy from the first fork to the read's end, and what they count is that core's time from the
+# first fork on: the first forks early (once the counting child's start is done with that core, about a tenth in) and
+# holds little, each later one forks about when the one before is done, and the last holds about what that core can
+# count by the read's end or a little more (at 50k, children at a quarter and a half counted 20,766 bodies, all they
+# held, where one at a quarter counted 10,368; at a quarter and 0.55 the second was stopped short). What a child has
+# not counted by the read's end the measure counts, as before.
+FRACTIONS = (0.1, 0.3, 0.55)
 MIN_BYTES = 32 << 20  # a smaller file is read and measured soon enough: the fork and the second encoder would not repay
 WAIT_SECONDS = 0.1  # the parent waits this long at most for the child to end; then it takes what the child has written
 CHUNK_WINDOWS = 4  # windows (ahead.WINDOW record messages each) counted between two writes of the child's counts
