@@ -128,7 +128,9 @@ class _Reader(Tree):
             if uuid in self.marks:  # a resume writes earlier lines again: already read, not a new message
                 self._repeat(line, uuid, value)
                 return
-            self._follow(line, value)
+            parent = value.get("parentUuid")
+            if parent is None or parent != self.tip:  # under the newest line, most lines: nothing for _follow to do
+                self._follow(line, value)
         self._dispatch(line, offset, kind, value, side)
         if uuid is not None:
             self._mark(line, uuid)
@@ -150,25 +152,15 @@ class _Reader(Tree):
         straight into the record; False, having changed nothing, for any other line, which the general steps
         (_follow, _dispatch, _user) read. Those steps make the same message, view and marks of such a line, each
         asking on the way what is settled here at once (tests/core/formats/test_claude_code_fast.py)."""
-        uuid = value.get("uuid")
         message = value.get("message")
-        if (
-            type(uuid) is not str
-            or type(message) is not dict
-            or self.main_sidechain is not False
-            or self.boundary is not None
-            or uuid in self.marks
-        ):
+        content = message.get("content") if type(message) is dict else None
+        if type(content) is not str:  # asked first: a tool result's line (a list of blocks) is as common as an answer's
             return False
-        content = message.get("content")
+        uuid = value.get("uuid")
+        if type(uuid) is not str or self.main_sidechain is not False or self.boundary is not None or uuid in self.marks:
+            return False
         parent = value.get("parentUuid")
-        if (
-            type(content) is not str
-            or parent is None
-            or parent != self.tip
-            or value.get("isSidechain") is True
-            or value.get("isCompactSummary")
-        ):
+        if parent is None or parent != self.tip or value.get("isSidechain") is True or value.get("isCompactSummary"):
             return False
         b = self.b
         if self.key is not None:

@@ -287,10 +287,11 @@ class SessionBuilder:
         if turn is None:
             return
         self.also_from(turn["id"], tuple(turn["lines"]))
+        discard, append, view = self._reserved.discard, self.record.append, self._view
         for message in self._turn_messages(turn):
-            self._reserved.discard(message.id)
-            self.record.append(message)
-            self.view.append(message.id)
+            discard(message.id)
+            append(message)
+            view.append(message.id)
         for call_id, (mid, function, args, *_rest) in turn["calls"].items():
             self._calls[call_id] = (mid, function, args)
 

@@ -70,18 +70,23 @@ def _day_micros(parsed: datetime) -> int | None:
     return (parsed.date() - _EPOCH.date()).days * 86_400_000_000
 
 
+# A clock's digits as their values, each within its range: a text of other characters (a digit that is not ASCII, a
+# sign, a space) or out of range is no key, so one lookup both checks a field and reads it (_in_day).
+_HOURS = {f"{n:02d}": n * 3_600_000_000 for n in range(24)}
+_MINUTES = {f"{n:02d}": n * 60_000_000 for n in range(60)}
+_SECONDS = {f"{n:02d}": n * 1_000_000 for n in range(60)}
+_MILLIS = {f"{n:03d}": n * 1000 for n in range(1000)}
+
+
 def _in_day(value: str, day: int | None) -> float | None:
     """`value` (24 characters, ending in Z) as epoch seconds from its day's microseconds: None where it is not
     HH:MM:SS.mmm of ASCII digits within their ranges, which fromisoformat then reads (or refuses) as ever."""
-    if day is None or value[13] != ":" or value[16] != ":" or value[19] != "." or not value.isascii():
+    if day is None or value[13] != ":" or value[16] != ":" or value[19] != ".":
         return None
-    hours, minutes, seconds, millis = value[11:13], value[14:16], value[17:19], value[20:23]
-    if not (hours + minutes + seconds + millis).isdigit():
+    h, m, s, ms = _HOURS.get(value[11:13]), _MINUTES.get(value[14:16]), _SECONDS.get(value[17:19]), _MILLIS.get(value[20:23])
+    if h is None or m is None or s is None or ms is None:
         return None
-    h, m, s = int(hours), int(minutes), int(seconds)
-    if h > 23 or m > 59 or s > 59:
-        return None
-    return (day + ((h * 60 + m) * 60 + s) * 1_000_000 + int(millis) * 1000) / 1_000_000
+    return (day + h + m + s + ms) / 1_000_000
 
 
 def as_int(value: Any) -> int:

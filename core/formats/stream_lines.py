@@ -76,7 +76,7 @@ def iter_json_lines(path: Path, builder: SessionBuilder) -> Iterator[tuple[int, 
             if raw[0] in _SPACE and not raw.strip():  # looks at the first byte before copying the line
                 continue
             if pending is not None:
-                if _escaped_huge(pending[2]):
+                if len(pending[2]) >= HUGE_LINE and _escaped_huge(pending[2]):
                     held, pending = [pending], None  # its bytes held by `held` alone, so _huge_value can free them
                     value, pending = _huge_value(held, builder, last=False), held[0]
                 else:
