@@ -260,7 +260,7 @@ class BodyParts:
 
     def __init__(self, text: str, escaped: bool = True) -> None:
         self.text, self.escaped = text, escaped
-        self.at = long_pieces.cuts(text, long_pieces.PART)
+        self.at = long_pieces.cuts(text, long_pieces.TEXT_PART)
 
     def __len__(self) -> int:
         return len(self.at) - 1

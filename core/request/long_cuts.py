@@ -19,7 +19,9 @@ from foldscope.core.request import window_threads
 # before 0xe7 or 0xe9 (about every 80 random ideographs). A text with none (a run of one letter) is windowed.
 LOWER_PAIRS = ("qg", "qj", "qk", "qz", "wq", "xg", "yq")
 CJK_PAIRS = ((0x9C, 0xE9), (0xAB, 0xE8), (0xB5, 0xE6), (0xBC, 0xE7), (0xBC, 0xE9))
-PART = 1 << 16  # characters of a part at least (quicktok's state for one call about half a megabyte, as a window's)
+# Characters of a part of one long piece at least (quicktok's state for one call about half a megabyte, as a window's);
+# a text of many pieces is cut into parts of long_pieces.TEXT_PART between two pieces.
+PIECE_PART = 1 << 16
 SEARCH = 1 << 12  # characters sought for a cut after a part's least length before the piece is windowed instead
 HEAD = 1 << 13  # bytes of the first tokens a remembered piece's head covers (long_pieces.merge_text's 4 * WINDOW)
 _cut: Any = None  # the pairs' pattern, compiled at the first long piece (re's classes of 320 ideographs each)
@@ -38,16 +40,16 @@ def _pattern() -> Any:
 
 
 def cuts(text: Any, start: int, end: int) -> list[int] | None:
-    """start, each place to cut text[start:end] (a str or long_parts.Parts) at, about PART characters apart, and end;
+    """start, each place to cut text[start:end] (a str or long_parts.Parts) at, about PIECE_PART characters apart, and end;
     None where a stretch of SEARCH characters past a part's least length holds no pair to cut between, or where the
     piece is too short for one cut (then it is windowed, which bounds quicktok's state at a window's)."""
     out, at, search = [start], start, _pattern().search
-    while end - at > 2 * PART:
-        stretch = text[at + PART : at + PART + SEARCH]
+    while end - at > 2 * PIECE_PART:
+        stretch = text[at + PIECE_PART : at + PIECE_PART + SEARCH]
         found = search(stretch)
         if found is None:
             return None
-        at += PART + found.start() + 1
+        at += PIECE_PART + found.start() + 1
         out.append(at)
     return None if len(out) == 1 else [*out, end]
 

@@ -291,18 +291,20 @@ def count_fast(enc: Any, text: str, progress: Progress | None = None) -> int:
     return total + count_parts(enc.count_whole, text, done, len(text))
 
 
-PART = 1 << 18  # characters of a long text quicktok counts in one call, where a bound of two pieces allows: its state for
-# one call is a part's, about 7 bytes a byte of CJK (a part of 1 M characters, 3 MB, held 21 MB; the counting child 155 MiB)
+# Characters of a long text (no long piece in it) quicktok counts in one call, cut where a bound of two pieces allows (one
+# long piece is cut into parts of long_cuts.PIECE_PART where no token spans): its state for one call is a part's, about
+# 7 bytes a byte of CJK (a part of 1 M characters, 3 MB, held 21 MB; the counting child 155 MiB)
+TEXT_PART = 1 << 18
 
 
 def count_parts(count: Callable[[str], int], text: str, start: int = 0, end: int | None = None) -> int:
-    """count of text[start:end] (no long piece in it) in parts of about PART characters cut at bounds of two pieces
+    """count of text[start:end] (no long piece in it) in parts of about TEXT_PART characters cut at bounds of two pieces
     (_bound_before's kind: each part has the pieces the whole has there), so that quicktok's per-byte state (about
     0.6 bytes a byte of prose) is a part's, and no copy of the whole is made."""
     end = len(text) if end is None else end
     total, at = 0, start
-    while end - at > 2 * PART:
-        cut = _bound_after(text, at + PART, end)
+    while end - at > 2 * TEXT_PART:
+        cut = _bound_after(text, at + TEXT_PART, end)
         if cut is None:
             break
         total += count(text[at:cut])

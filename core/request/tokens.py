@@ -94,7 +94,7 @@ class FastEncoding:
     def count(self, text: str) -> int:
         if long_pieces.has_long_piece(text):  # its long pieces merged in windows: quicktok's state stays a few kB
             return long_pieces.count_fast(self, text)
-        if len(text) > 2 * long_pieces.PART:  # in parts cut between pieces: quicktok's state is a part's
+        if len(text) > 2 * long_pieces.TEXT_PART:  # in parts cut between pieces: quicktok's state is a part's
             return long_pieces.count_parts(self.count_whole, text)
         return self.count_whole(text)
 

@@ -43,7 +43,7 @@ def send(stream: BinaryIO, value: Any) -> None:
                 for at in range(0, len(chunk), _CHUNK):
                     stream.write(_utf8(chunk, at, len(chunk)))
             continue
-        cuts = long_pieces.cuts(text, long_pieces.PART)
+        cuts = long_pieces.cuts(text, long_pieces.TEXT_PART)
         stream.write((len(cuts) - 1).to_bytes(8, "little"))
         for start, end in zip(cuts, cuts[1:]):
             stream.write(_utf8_size(text, start, end).to_bytes(8, "little"))

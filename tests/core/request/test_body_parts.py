@@ -24,7 +24,7 @@ CODE = 'def f(x):\n    return {"key": "a\\\\b", "tab": "\\t"}  # 42\n'
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=TEXTS, part=st.integers(2, 24))
 def test_a_bodys_parts_join_to_it_and_their_counts_add_up_to_its_count(text, part, monkeypatch):
-    monkeypatch.setattr(long_pieces, "PART", part)
+    monkeypatch.setattr(long_pieces, "TEXT_PART", part)
     parts = count_step.body_parts(text)
     body = count_step.text_body(Message("m", "assistant", 0, {"assistant_response": text}))
     assert "".join(parts) == body
@@ -43,7 +43,7 @@ def test_a_huge_escaped_text_is_counted_in_parts_as_it_is_counted_whole(monkeypa
     body_parts = count_step.body_parts
     monkeypatch.setattr(count_step, "body_parts", lambda t, *escaped: made.append(len(t)) or body_parts(t, *escaped))
     monkeypatch.setattr(count_step, "_HUGE", 1024)
-    monkeypatch.setattr(long_pieces, "PART", 512)
+    monkeypatch.setattr(long_pieces, "TEXT_PART", 512)
     assert Counter().measure(msgs, record=FullRecord(msgs)).count == whole
     assert len(made) == 2  # both texts went in parts
 
@@ -65,7 +65,7 @@ def test_the_body_of_a_huge_text_block_is_made_a_part_at_a_time_never_whole(unit
     finally:
         tracemalloc.stop()
     # A part in the making (its slice, msgspec's bytes and its str) and _escapes' megabyte (its bytes, translated)
-    assert peak < 2 * count_step._HUGE + 8 * long_pieces.PART, (peak, size)
+    assert peak < 2 * count_step._HUGE + 8 * long_pieces.TEXT_PART, (peak, size)
     assert type(body) is count_step.BodyParts and size >= len(text) + len('text":"",')
     assert "".join(body) == count_step.text_body(m)
 

@@ -115,7 +115,7 @@ def test_a_huge_text_comes_to_a_counting_child_in_parts_whose_counts_add_up_to_i
     from foldscope.core.request import long_pieces
     from foldscope.core.request.tokens import count_text
 
-    monkeypatch.setattr(long_pieces, "PART", 50)
+    monkeypatch.setattr(long_pieces, "TEXT_PART", 50)
     rng = random.Random(15)
     words = ["the", "fold", "résumé", "中文", "x=1;", "(a)", "\n", "  ", "'s", "42", "\t", "é"]
     texts = ["".join(rng.choice(words) + rng.choice(" .,") for _ in range(rng.randint(30, 400))) for _ in range(40)]

@@ -24,7 +24,7 @@ def fast(monkeypatch):
     monkeypatch.setattr(tokens, "_encoding", enc)
     monkeypatch.setattr(tokens, "_helper", None)
     monkeypatch.setattr(long_pieces, "LONG_PIECE", 400)
-    monkeypatch.setattr(long_cuts, "PART", 300)
+    monkeypatch.setattr(long_cuts, "PIECE_PART", 300)
     long_pieces._REMEMBERED.clear()
     return enc
 
@@ -71,14 +71,14 @@ def test_a_huge_message_is_counted_in_cut_parts_no_longer_than_two_parts_and_a_s
     """Random letters hold a cut pair about every 100 characters: quicktok counts parts, never a whole piece, and no
     window is merged nor stitched."""
     monkeypatch.setattr(long_pieces, "LONG_PIECE", 65_536)
-    monkeypatch.setattr(long_cuts, "PART", 1 << 16)
+    monkeypatch.setattr(long_cuts, "PIECE_PART", 1 << 16)
     text = "look: " + "".join(random.Random(9).choices(LETTERS, k=400_000))
     whole: list[int] = []
     real = type(fast).count_whole
     monkeypatch.setattr(type(fast), "count_whole", lambda self, t: whole.append(len(t)) or real(self, t))
     monkeypatch.setattr(long_pieces, "merge_text", lambda *a, **k: pytest.fail("merged in windows"))
     assert count_text(text) == len(encoding().encode_ordinary(text))
-    assert len(whole) > 4 and max(whole) <= 2 * long_cuts.PART + long_cuts.SEARCH
+    assert len(whole) > 4 and max(whole) <= 2 * long_cuts.PIECE_PART + long_cuts.SEARCH
 
 
 def test_a_piece_with_no_cut_pair_is_merged_in_windows(fast, monkeypatch):
@@ -114,8 +114,8 @@ def test_cut_parts_report_progress_between_them_and_a_raise_stops_the_count(fast
 
 
 def test_a_piece_too_short_for_one_cut_is_windowed_not_counted_whole():
-    # Under 2 x PART no cut is made: the piece goes to the windows, whose quicktok state is a window's (review18: it
-    # was counted in one call, quicktok's state then a piece's of up to 2 x PART characters)
-    text = "qg" * long_cuts.PART
-    assert long_cuts.cuts(text, 0, 2 * long_cuts.PART) is None
-    assert long_cuts.cuts(text, 0, 2 * long_cuts.PART + 2) == [0, long_cuts.PART + 1, 2 * long_cuts.PART + 2]
+    # Under 2 x PIECE_PART no cut is made: the piece goes to the windows, whose quicktok state is a window's (review18: it
+    # was counted in one call, quicktok's state then a piece's of up to 2 x PIECE_PART characters)
+    text = "qg" * long_cuts.PIECE_PART
+    assert long_cuts.cuts(text, 0, 2 * long_cuts.PIECE_PART) is None
+    assert long_cuts.cuts(text, 0, 2 * long_cuts.PIECE_PART + 2) == [0, long_cuts.PIECE_PART + 1, 2 * long_cuts.PIECE_PART + 2]

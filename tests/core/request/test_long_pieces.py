@@ -297,12 +297,12 @@ def test_a_text_with_long_pieces_counts_in_quicktoks_windows_as_tiktoken_counts_
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(mixed_text())
 def test_a_long_text_counted_in_parts_cut_between_pieces_counts_as_tiktoken_counts_it(fast, monkeypatch, text):
-    monkeypatch.setattr(long_pieces, "PART", 50)
+    monkeypatch.setattr(long_pieces, "TEXT_PART", 50)
     calls: list[int] = []
     count = lambda t: calls.append(len(t)) or fast.count_whole(t)  # noqa: E731
     assert long_pieces.count_parts(count, text) == len(encoding().encode_ordinary(text))
     if len(text) > 100 and any(text[i] == " " and "!" <= text[i - 1] <= "~" for i in range(50, len(text))):
-        assert len(calls) > 1  # cut at the first bound past PART (a space after a printable character)
+        assert len(calls) > 1  # cut at the first bound past TEXT_PART (a space after a printable character)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
