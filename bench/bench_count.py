@@ -225,7 +225,7 @@ def quicktok_huge_texts(sizes: list[float]) -> None:
     """quicktok's count of a huge text of each other kind as the counter counts it (FastEncoding.count: in parts cut
     between pieces, long pieces in windows) against its one call on the whole (count_whole), CPU seconds, the counts
     asserted equal."""
-    from foldscope.core.request import long_pieces, tokens
+    from foldscope.core.request import remembered_pieces, tokens
 
     if tokens.BACKEND != tokens.FAST:
         return
@@ -235,7 +235,7 @@ def quicktok_huge_texts(sizes: list[float]) -> None:
         for mb in sizes:
             text = huge_text(kind, int(mb * 1_000_000))
             size = len(text.encode()) / 1e6
-            long_pieces._REMEMBERED.clear()
+            remembered_pieces.REMEMBERED.clear()
             ours, n = timed(lambda text=text: fast.count(text))
             whole, m = timed(lambda text=text: fast.count_whole(text))
             assert m == n, (kind, mb, m, n)
@@ -256,7 +256,7 @@ def timed(fn) -> tuple[float, object]:
 def quicktok_long(sizes: list[float]) -> None:
     """quicktok's count of a one-piece message in its windows (long_pieces.count_fast) against its one call on the
     whole (count_whole), CPU seconds, the counts asserted equal; and the two-core wall of the windows (their threads')."""
-    from foldscope.core.request import long_pieces, tokens
+    from foldscope.core.request import long_pieces, remembered_pieces, tokens
 
     if tokens.BACKEND != tokens.FAST:
         print(f"quicktok: not in use here ({tokens.WHY_SLOW})")
@@ -290,7 +290,7 @@ def quicktok_long(sizes: list[float]) -> None:
         for mb in sizes:
             text = one_piece(kind, int(mb * 1_000_000))
             size = len(text.encode()) / 1e6
-            long_pieces._REMEMBERED.clear()  # a first count, not a remembered one
+            remembered_pieces.REMEMBERED.clear()  # a first count, not a remembered one
             merging.clear()
             own = time.thread_time()
             windows, n = timed(lambda text=text: long_pieces.count_fast(fast, text))

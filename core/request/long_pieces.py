@@ -25,7 +25,6 @@ import contextlib
 import re
 import threading
 from bisect import bisect_right
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
@@ -33,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import regex  # type: ignore[import-untyped]  # tiktoken's dependency; its pure-Python reference splits with it
 
 from foldscope.core.request import long_cuts, unicode_gap, window_threads
+from foldscope.core.request.remembered_pieces import recalled, remember, stitched
 
 if TYPE_CHECKING:
     from tiktoken import Encoding
@@ -129,52 +129,27 @@ def _pieces(enc: Encoding, text: str, progress: Progress | None, keep: bool):
             yield _remembered_count(enc, piece, data, progress), []
 
 
-# The counts of the last long pieces merged, by their bytes' digest: one huge message is counted as the
-# message (the panels' sizes) and again inside its request's JSON, where a run of letters or CJK is the
-# same piece but for the one character before it (`"` in the JSON). So a piece is remembered without that
-# character, with the ends of its first tokens, and a piece that has one is stitched to it at a token
-# both hold (the rule of the module docstring): the second count costs a hash (about 1 ms a MB) and one window.
-_REMEMBERED: OrderedDict[bytes, tuple[int, list[int]]] = OrderedDict()
-REMEMBER = 32
-_remembered_lock = threading.Lock()
-
-
 def _remembered_count(enc: Encoding, piece: str, data: bytes, progress: Progress | None) -> int:
     import hashlib  # here, not at import: hashlib loads OpenSSL (3 ms of every start-up)
 
     lead = len(piece[0].encode()) if not piece[0].isalpha() and piece[1:2].isalpha() else 0
     core = data[lead:] if lead else data
     key = hashlib.sha256(core).digest()
-    with _remembered_lock:
-        entry = _REMEMBERED.get(key)
-        if entry is not None:
-            _REMEMBERED.move_to_end(key)
+    entry = recalled(key)
     if entry is None:
         head: list[int] = []
         entry = (merge_long(enc, core, progress, keep=False, head=head)[0], head)
-        with _remembered_lock:
-            _REMEMBERED[key] = entry
-            while len(_REMEMBERED) > REMEMBER:
-                _REMEMBERED.popitem(last=False)
-    count, head = entry
+        remember(key, entry)
     if not lead:
-        return count
+        return entry[0]
     # BPE(data[lead:]) is known by its count and first tokens; BPE(data[:WINDOW]) is merged here.
-    starts = [lead] + [e + lead for e in head[:-1]]
-    known = {(a, e + lead): i for i, (a, e) in enumerate(zip(starts, head))}
-    window = enc._encode_single_piece(data[:WINDOW])
-    w_ends = list(accumulate(map(_token_lengths(enc).__getitem__, window), initial=0))
-    for j in range(len(window)):
-        i = known.get((w_ends[j], w_ends[j + 1]))
-        if i is not None:
-            return (j + 1) + (count - (i + 1))
+    count = stitched(entry, lead, enc._encode_single_piece(data[:WINDOW]), _token_lengths(enc))
+    if count is not None:
+        return count
     # No shared token (a run of one letter, whose tokens keep their phase from the first character):
     # merge this piece itself, and remember it too.
     count = merge_long(enc, data, progress, keep=False)[0]
-    with _remembered_lock:
-        _REMEMBERED[hashlib.sha256(data).digest()] = (count, [])
-        while len(_REMEMBERED) > REMEMBER:
-            _REMEMBERED.popitem(last=False)
+    remember(hashlib.sha256(data).digest(), (count, []))
     return count
 
 
@@ -528,10 +503,7 @@ def _remembered_text(enc: Any, text: str, start: int, end: int, progress: Progre
     for at in range(start + lead, end, 1 << 20):
         digest.update(text[at : min(at + (1 << 20), end)].encode())
     key = b"fast" + digest.digest()
-    with _remembered_lock:
-        entry = _REMEMBERED.get(key)
-        if entry is not None:
-            _REMEMBERED.move_to_end(key)
+    entry = recalled(key)
     if entry is None:
         head: list[int] = []
         # cut where no token spans (long_cuts), else in stitched windows
@@ -542,24 +514,15 @@ def _remembered_text(enc: Any, text: str, start: int, end: int, progress: Progre
         if merged is None:
             return None
         entry = (merged[0], head)
-        with _remembered_lock:
-            _REMEMBERED[key] = entry
-            while len(_REMEMBERED) > REMEMBER:
-                _REMEMBERED.popitem(last=False)
-    count, head = entry
+        remember(key, entry)
     if not lead:
-        return count
-    lead_bytes = len(text[start].encode())
-    starts = [lead_bytes] + [e + lead_bytes for e in head[:-1]]
-    known = {(a, e + lead_bytes): i for i, (a, e) in enumerate(zip(starts, head))}
+        return entry[0]
     window = _window_ids(enc, text[start : min(start + WINDOW, end)])
     if window is None:
         return None
-    w_ends = list(accumulate(map(_fast_lengths(enc).__getitem__, window), initial=0))
-    for j in range(len(window)):
-        i = known.get((w_ends[j], w_ends[j + 1]))
-        if i is not None:
-            return (j + 1) + (count - (i + 1))
+    count = stitched(entry, len(text[start].encode()), window, _fast_lengths(enc))
+    if count is not None:
+        return count
     merged = merge_text(enc, text, start, end, progress, keep=False)  # no shared token: this piece itself
     return merged[0] if merged is not None else None
 

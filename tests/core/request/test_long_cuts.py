@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.request import long_cuts, long_pieces, tokens
+from foldscope.core.request import long_cuts, long_pieces, remembered_pieces, tokens
 from foldscope.core.request.tokens import count_text
 from foldscope.core.request.tokens import reference_encoding as encoding
 from tests.core.request.quicktok_encoding import built_fast
@@ -25,7 +25,7 @@ def fast(monkeypatch):
     monkeypatch.setattr(tokens, "_helper", None)
     monkeypatch.setattr(long_pieces, "LONG_PIECE", 400)
     monkeypatch.setattr(long_cuts, "PIECE_PART", 300)
-    long_pieces._REMEMBERED.clear()
+    remembered_pieces.REMEMBERED.clear()
     return enc
 
 
@@ -62,7 +62,7 @@ def piece(rng: random.Random, kind: str, n: int) -> str:
 def test_a_long_piece_cut_where_no_token_spans_counts_as_tiktoken_counts_it(fast, kind, lead, seed):
     rng = random.Random(seed)
     word = lead + piece(rng, kind, rng.randint(1000, 6000))
-    long_pieces._REMEMBERED.clear()
+    remembered_pieces.REMEMBERED.clear()
     assert long_pieces.count_fast(fast, word) == len(encoding().encode_ordinary(word))
     assert long_pieces.count_fast(fast, "x" + word + "'s\n") == len(encoding().encode_ordinary("x" + word + "'s\n"))
 
@@ -107,7 +107,7 @@ def test_cut_parts_report_progress_between_them_and_a_raise_stops_the_count(fast
     counted: list[int] = []
     real = type(fast).count_whole
     monkeypatch.setattr(type(fast), "count_whole", lambda self, t: counted.append(1) or real(self, t))
-    long_pieces._REMEMBERED.clear()
+    remembered_pieces.REMEMBERED.clear()
     with long_pieces.reporting(cancel), pytest.raises(Cancelled):
         count_text(text)
     assert len(counted) < 60  # stopped within a few parts of the cancel, not at the end of the piece (about 190)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.request import long_parts, long_pieces
+from foldscope.core.request import long_parts, long_pieces, remembered_pieces
 from foldscope.core.request.tokens import reference_encoding as encoding  # tiktoken's own
 from tests.core.request.quicktok_encoding import built_fast
 
@@ -25,7 +25,7 @@ def fast(monkeypatch):
     monkeypatch.setattr(long_pieces, "OVERLAP", 140)
     monkeypatch.setattr(long_pieces, "LONG_PIECE", 400)
     monkeypatch.setattr(long_pieces, "FAST_WINDOW", 300)
-    long_pieces._REMEMBERED.clear()
+    remembered_pieces.REMEMBERED.clear()
     return enc
 
 
@@ -68,7 +68,7 @@ RUNS = [LETTERS, "中文字\u4e00\u9fa5\u9fa6\u9fff", LETTERS + "中文", "abc�
 def test_a_run_of_letters_cut_anywhere_counts_as_tiktoken_counts_it_never_joined(fast, monkeypatch, before, run, size, after, seed):
     """Whatever stands on each side of the run (a capital before it, a contraction, accents or more letters after
     it), the count is tiktoken's; the text is never joined, and only windows and the stand-in's ends are sliced."""
-    long_pieces._REMEMBERED.clear()
+    remembered_pieces.REMEMBERED.clear()
     rng = random.Random(seed)
     before = "".join(before)
     text = before + "".join(rng.choices(run, k=size)) + "".join(after)
@@ -80,7 +80,7 @@ def test_a_run_of_letters_cut_anywhere_counts_as_tiktoken_counts_it_never_joined
     if len(parts.chunks) >= 3 and all(c and set(c) <= set(RUNS[2] + RUNS[1]) for c in parts.chunks[1:-1]):
         # the run spans every part but the ends: counted from the parts, unless count_fast itself would count the
         # piece whole (a window not one piece, or none sharing a token: the whole text's merge gives None too)
-        long_pieces._REMEMBERED.clear()
+        remembered_pieces.REMEMBERED.clear()
         pattern = long_pieces._compiled_for(fast)
         start, end = next(s for s in long_pieces._long_spans(text, pattern) if s[0] <= len(before) < s[1])
         assert counted is not None or long_pieces._remembered_text(fast, text, start, end, None) is None

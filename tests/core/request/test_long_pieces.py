@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.request import long_pieces, tokens, window_threads
+from foldscope.core.request import long_pieces, remembered_pieces, tokens, window_threads
 from foldscope.core.request.count import Counter
 from foldscope.core.request.tokens import count_text
 from foldscope.core.request.tokens import reference_encoding as encoding  # tiktoken's own: the windows merge with it
@@ -234,7 +234,7 @@ def test_a_piece_remembered_without_its_first_character_stitches_exactly(small_w
         if kind == "cjk"
         else "q" * n
     )
-    long_pieces._REMEMBERED.clear()
+    remembered_pieces.REMEMBERED.clear()
     assert long_pieces.count_ordinary(encoding(), word) == len(encoding().encode_ordinary(word))
     for text in (lead + word, "x" + lead + word + "\n"):
         assert long_pieces.count_ordinary(encoding(), text) == len(encoding().encode_ordinary(text))
@@ -289,7 +289,7 @@ def test_lowercase_and_cjk_pieces_are_merged_in_quicktoks_windows_never_whole(fa
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(mixed_text())
 def test_a_text_with_long_pieces_counts_in_quicktoks_windows_as_tiktoken_counts_it(fast, small_fast_windows, text):
-    long_pieces._REMEMBERED.clear()
+    remembered_pieces.REMEMBERED.clear()
     assert long_pieces.count_fast(fast, text) == len(encoding().encode_ordinary(text))
     assert fast.count(text) == long_pieces.count_fast(fast, text)  # again: remembered
 
@@ -328,7 +328,7 @@ def test_a_piece_remembered_by_quicktok_without_its_first_character_stitches_exa
         if kind == "cjk"
         else "q" * n
     )
-    long_pieces._REMEMBERED.clear()
+    remembered_pieces.REMEMBERED.clear()
     assert long_pieces.count_fast(fast, word) == len(encoding().encode_ordinary(word))
     for text in (lead + word, "x" + lead + word + "\n"):
         assert long_pieces.count_fast(fast, text) == len(encoding().encode_ordinary(text))
@@ -343,7 +343,7 @@ def test_with_quicktok_a_huge_message_is_merged_in_its_windows_as_tiktoken_count
     real = long_pieces.merge_text
     monkeypatch.setattr(long_pieces, "merge_text", lambda *a, **k: merges.append(1) or real(*a, **k))
     monkeypatch.setattr(type(fast), "count_whole", lambda self, t: whole.append(len(t)) or len(encoding().encode_ordinary(t)))
-    long_pieces._REMEMBERED.clear()
+    remembered_pieces.REMEMBERED.clear()
     assert count_text("look: " + text) == windowed_count
     assert merges and max(whole) < 100
 
@@ -351,7 +351,7 @@ def test_with_quicktok_a_huge_message_is_merged_in_its_windows_as_tiktoken_count
 def test_a_megabyte_piece_counts_the_same_in_quicktoks_windows_and_whole(fast):
     rng = random.Random(11)
     for text in ("".join(rng.choices(LETTERS, k=1 << 20)), "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(1 << 18))):
-        long_pieces._REMEMBERED.clear()
+        remembered_pieces.REMEMBERED.clear()
         assert long_pieces.count_fast(fast, text) == fast.count_whole(text)
 
 
@@ -359,7 +359,7 @@ def test_quicktoks_windows_report_progress_between_them_and_a_raise_stops_the_co
     monkeypatch.setattr(long_pieces, "PROGRESS_EVERY", 1 << 16)
     text = "".join(random.Random(12).choices("abcdefghijklmnoprstuvz", k=600_000))  # no pair to cut at: windows
     seen: list[tuple[int, int]] = []
-    long_pieces._REMEMBERED.clear()
+    remembered_pieces.REMEMBERED.clear()
     with long_pieces.reporting(lambda done, total: seen.append((done, total))):
         assert count_text(text) == fast.count_whole(text)
     assert seen[0] == (0, 600_000) and seen[-1] == (600_000, 600_000) and len(seen) > 4
@@ -371,7 +371,7 @@ def test_quicktoks_windows_report_progress_between_them_and_a_raise_stops_the_co
         if done > 100_000:
             raise Cancelled
 
-    long_pieces._REMEMBERED.clear()
+    remembered_pieces.REMEMBERED.clear()
     merged = []
     real = long_pieces._window_ids
     monkeypatch.setattr(long_pieces, "_window_ids", lambda *a: merged.append(1) or real(*a))
@@ -488,6 +488,6 @@ def test_whitespace_before_a_long_piece_is_split_as_in_the_whole_text(fast, smal
     """Counted alone, the text before a long piece ended in one piece of its whitespace, where in the whole text its
     last whitespace may be a piece of its own (" \\t" then "'s" and 600 letters: 526 tokens, tiktoken 527)."""
     monkeypatch.setattr(long_pieces, "LONG_PIECE", 400)
-    long_pieces._REMEMBERED.clear()
+    remembered_pieces.REMEMBERED.clear()
     text = head + space + lead + "".join(random.Random(seed).choices(LETTERS, k=600)) + " end"
     assert long_pieces.count_fast(fast, text) == len(encoding().encode_ordinary(text))
