@@ -34,10 +34,8 @@ class Imports(LibraryBase):
         it. Bodies another session (an earlier version of the same file) already holds are not stored again.
         """
         with SourceBytes(session) as source:
-            existing = self.find(source.sha256)
+            existing = self._held(source.sha256, token_counts)
             if existing is not None:
-                if token_counts is not None:
-                    self.store_token_counts(existing, *token_counts)
                 return existing
             # The largest reported input, not the list of them: every request's int would be held through the import.
             peak = max((r.usage.reported_input for r in session.trace if r.usage is not None), default=None)
@@ -60,10 +58,8 @@ class Imports(LibraryBase):
         with self._atomic():
             # Looked up again under the write lock: another process may have imported the same bytes
             # while this one hashed them (two processes opening one session give one session).
-            existing = self.find(source.sha256)
+            existing = self._held(source.sha256, token_counts)
             if existing is not None:
-                if token_counts is not None:
-                    self.store_token_counts(existing, *token_counts)
                 return existing
             cursor = self.conn.execute(
                 "INSERT INTO sessions (source, format, source_sha256, source_bytes, model, messages, view_messages,"
@@ -110,6 +106,13 @@ class Imports(LibraryBase):
             if token_counts is not None:
                 self.store_token_counts(session_id, *token_counts)
         return session_id
+
+    def _held(self, source_sha256: str, token_counts: tuple[str, list[int]] | None) -> int | None:
+        """The id a session of these source bytes is held under, its token counts stored (when given); None if none."""
+        existing = self.find(source_sha256)
+        if existing is not None and token_counts is not None:
+            self.store_token_counts(existing, *token_counts)
+        return existing
 
     def _insert_bodies(self, rows: Iterable[tuple]) -> None:
         # One prepared statement fed by a generator: a list of rows would hold every original at once.

@@ -26,10 +26,14 @@ class Pruning(LibraryBase):
             bodies, freed = self._remove_unreferenced_bodies()
         return {"sessions": len(ids), "bodies": bodies, "bytes": freed}
 
-    def _unreferenced_bodies(self) -> tuple[int, int]:
+    def _unreferenced_bodies(self, leaving: Iterable[int] = ()) -> tuple[int, int]:
+        """How many bodies, and their bytes, no session holds once the sessions `leaving` are gone (by default: now)."""
+        ids = sorted(leaving)
         row = self.conn.execute(
             f"SELECT COUNT(*), COALESCE(SUM({BODY_BYTES}), 0) FROM bodies b LEFT JOIN body_bytes x ON x.body = b.id"
-            " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = b.id)"
+            " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = b.id AND m.session_id NOT IN"
+            f" ({', '.join('?' * len(ids))}))",  # NOT IN () holds for every row; NOT IN (NULL) for none
+            ids,
         ).fetchone()
         return int(row[0]), int(row[1])
 
@@ -77,19 +81,13 @@ class Pruning(LibraryBase):
         plan = self.prune_plan()
         before = self.size()
         if dry_run:
-            kept = {row["id"] for row in plan}
             # Bodies only the planned sessions hold would go with them, as would those nobody holds now.
-            row = self.conn.execute(
-                f"SELECT COUNT(*), COALESCE(SUM({BODY_BYTES}), 0) FROM bodies b LEFT JOIN body_bytes x ON x.body = b.id"
-                " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = b.id AND m.session_id NOT IN"
-                f" ({', '.join('?' * len(kept))}))",  # NOT IN () holds for every row; NOT IN (NULL) for none
-                sorted(kept),
-            ).fetchone()
+            bodies, freed = self._unreferenced_bodies({row["id"] for row in plan})
             return {
                 "dry_run": True,
                 "sessions": plan,
-                "bodies": int(row[0]),
-                "body_bytes": int(row[1]),
+                "bodies": bodies,
+                "body_bytes": freed,
                 "size_before": before,
                 "size_after": None,
             }
