@@ -293,14 +293,22 @@ def taken(data: bytes, record: FullRecord) -> dict[Any, int]:
     """The answer's counts whose every message is the record's own object at the place the child named (else left
     out: the parent's read made that message again, or another since), as Counter.seed takes them."""
 
+    gone = False
+
     def place(pid: Any) -> Any:
+        nonlocal gone
         message_id, where = pid
         mine = record.get(message_id) if message_id in record else None
-        return mine if mine is not None and id(mine) == where else _GONE
+        if mine is not None and id(mine) == where:
+            return mine
+        gone = True
+        return _GONE
 
     unpickler = pickle.Unpickler(io.BytesIO(data))
     unpickler.persistent_load = place  # type: ignore[method-assign]
     counts = unpickler.load()
+    if not gone:  # the commonest chunk: every message the parent's own, no key to search for one that is not
+        return dict(counts)
     return {key: n for key, n in counts if not _holds(key, _GONE)}
 
 
