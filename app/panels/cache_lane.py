@@ -12,7 +12,8 @@ from foldscope.app.panels.cost import WRITE_CAUSES, part_colour
 from foldscope.app.qt import QColor, QPainter, QPen, QPointF, QRectF, Qt
 from foldscope.app.theme import is_dark, muted_colour
 from foldscope.core.forensics.cache_report import GAP_MARKS
-from foldscope.core.readout.cache_lane import BAND_LABELS, BANDS, CAUSE_LABELS, LaneRow, lane_facts
+from foldscope.core.readout.cache_lane import BAND_LABELS, BANDS, CAUSE_LABELS, LaneRow, lane_cells, lane_facts
+from foldscope.core.readout.cache_lane import band as gap_band
 
 # The rows' heights (idle, writes, the space between, the legend): roomy in a tall timeline, compact in the
 # window's first 170 pixels so the plot keeps most of them (a minimum height would push a 768-pixel screen).
@@ -199,21 +200,21 @@ def _shapes(
     pad = max(slot * 0.15, 0.5)
     width = max(slot - 2 * pad, 1.0)
     idle_bottom = idle.bottom()
-    for row in rows:
-        inner_left = start + row.index * slot + pad
+    for index, gap_s, wrote, causes in lane_cells(rows):  # a cache report's rows read as they are, no LaneRow made
+        inner_left = start + index * slot + pad
         if inner_left < left or inner_left + width > right + 0.5:  # out of the zoomed timeline's view
             continue
-        if row.gap_s is not None and row.band is not None:
-            y = idle_y(row.gap_s, idle)
-            yield ("gap", row.index, row.gap_s, row.band, QRectF(inner_left, y, width, max(idle_bottom - y, 1.0)))
-        if row.written and most:
+        if gap_s is not None and (passed := gap_band(gap_s)) is not None:
+            y = idle_y(gap_s, idle)
+            yield ("gap", index, gap_s, passed, QRectF(inner_left, y, width, max(idle_bottom - y, 1.0)))
+        if wrote and most:
             # The height grows as the square root of what was written, so a small append still shows beside
             # the first write; the segments split it by cause.
-            y, total = written.bottom(), written.height() * math.sqrt(row.written / most)
+            y, total = written.bottom(), written.height() * math.sqrt(wrote / most)
             for cause in WRITE_CAUSES:
-                n = row.causes.get(cause, 0)
+                n = causes.get(cause, 0)
                 if not n:
                     continue
-                h = total * n / row.written
-                yield ("write", row.index, cause, n, QRectF(inner_left, y - h, width, h))
+                h = total * n / wrote
+                yield ("write", index, cause, n, QRectF(inner_left, y - h, width, h))
                 y -= h

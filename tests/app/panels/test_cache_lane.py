@@ -174,3 +174,28 @@ def test_the_lanes_facts_are_read_from_the_reports_rows_without_making_a_lane_ro
     assert cache_lane.lane_facts([cache_lane.lane_row(r) for r in explicit]) == (True, False, 70)
     assert cache_lane.lane_facts([cache_lane.lane_row(r) for r in implicit]) == (True, True, 25)
     assert cache_lane.lane_facts([cache_lane.lane_row(r) for r in nothing]) == (False, False, 0)
+
+
+def test_the_lane_paints_its_shapes_from_the_reports_rows_without_making_a_lane_row(qtbot, monkeypatch):
+    # The lane's bars and segments are laid out from a cache report's rows as they are (lane_cells), not through a
+    # lane row a request (a frozen dataclass and its causes' dict: 11,384 at 50k as the counted document first
+    # paints): the same shapes as its lane rows give.
+    from foldscope.app.panels import cache_lane as lane_panel
+    from foldscope.core.readout import cache_lane
+    from foldscope.core.readout.cost_facts import document_cache
+
+    document = build_document(session_with_gaps(), "constructed")
+    document_cache(document)  # as the load makes it: the lane reads the report's rows (LaneRows)
+    made = list(cache_lane.LaneRows(document.cache.rows))
+    monkeypatch.setattr(cache_lane, "lane_row", lambda r: pytest.fail("a lane row made"))
+    timeline = Timeline()
+    qtbot.addWidget(timeline)
+    timeline.set_document(document)
+    timeline.resize(1200, 260)
+    timeline.grab()
+    shapes = timeline.lane.drawn.shapes
+    assert isinstance(timeline.lane.rows, cache_lane.LaneRows)
+    drawn = list(shapes())
+    monkeypatch.undo()
+    assert drawn == list(lane_panel._shapes(made, *shapes.args[1:]))
+    assert [s[0] for s in drawn].count("gap") == 4 and "write" in [s[0] for s in drawn]
