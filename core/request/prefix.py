@@ -11,7 +11,7 @@ from typing import Any
 
 from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import FullRecord, Message
-from foldscope.core.model.shared_start import Shared, grown, since
+from foldscope.core.model.shared_start import grown, since
 from foldscope.core.request.compile import (
     IncludedRound,
     Plan,
@@ -285,10 +285,11 @@ class PrefixMeter:
         same = j
         if prev is not None and prev.first_round != first_round:
             j = 0  # the results may compile under another bound
-        shape = Shape(view, self.policy_key, head, flat, roles, Shared(), Shared(), first_round, same, laid.serial)
         # The turns and ends of the blocks kept from the previous shape are its own (shared, not copied).
-        turn = prev.turns[j - 1] if j and prev is not None else 0
-        end = prev.ends[j - 1] if j and prev is not None else 0
+        kept_turns = prev.turns if j and prev is not None else None
+        kept_ends = prev.ends if j and prev is not None else None
+        turn = kept_turns[j - 1] if kept_turns is not None else 0
+        end = kept_ends[j - 1] if kept_ends is not None else 0
         turns: list[int] = []
         ends: list[int] = []
         before = roles[j - 1] if j else None
@@ -305,9 +306,10 @@ class PrefixMeter:
             turns.append(turn)
             ends.append(end)
             before = role
-        shape.turns = grown(prev.turns if j and prev is not None else None, j, turns)
-        shape.ends = grown(prev.ends if j and prev is not None else None, j, ends)
-        return shape
+        # Made once, with its turns and ends (not made empty and filled: two Shareds a request for nothing).
+        return Shape(
+            view, self.policy_key, head, flat, roles, grown(kept_turns, j, turns), grown(kept_ends, j, ends), first_round, same, laid.serial
+        )
 
     def _segment(self, s: Shape, i: int) -> bytes | None:
         if i < len(s.flat):
