@@ -40,7 +40,6 @@ from foldscope.core.request.counting import children_allowed, one_thread
 FRACTIONS = (0.1, 0.3, 0.55)
 MIN_BYTES = 32 << 20  # a smaller file is read and measured soon enough: the fork and the second encoder would not repay
 WAIT_SECONDS = 0.1  # the parent waits this long at most for the child to end; then it takes what the child has written
-CHILD_NICE = 5  # how much lower a child's priority is than the parent's (os.nice), as the replay's strategy children
 CHUNK_WINDOWS = 4  # windows (ahead.WINDOW record messages each) counted between two writes of the child's counts
 _GONE = object()  # a message of the child's that the parent's record does not hold as the same object
 # In the child, the places in memory of the messages its record held at the fork; None elsewhere (no restriction). Only
@@ -181,12 +180,6 @@ class DuringRead:
         if pid == 0:
             self._mine = child
             _held_places = frozenset(map(id, child.held or ()))
-            # Two children may count at once (the next forks about when the one before ends): at a lower priority they
-            # share the second core and never take the parent's, whose read is the replay's critical path.
-            try:
-                os.nice(CHILD_NICE)
-            except OSError:  # not allowed here: it counts at the parent's priority
-                pass
             return True
         child.pid = pid
         self._children.append(child)
