@@ -31,6 +31,17 @@ def _read(path: Path) -> tuple[list, list]:
     return list(iter_json_lines(path, builder)), warned
 
 
+def _as_iterating_gives(path: Path) -> list:
+    """Each non-blank line's number, offset and value as iterating the file gives them: what the reader must match."""
+    expected, offset = [], 0
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if raw.strip():
+                expected.append((number, offset, json.loads(raw)))
+            offset += len(raw)
+    return expected
+
+
 def test_an_escaped_huge_line_is_read_with_its_text_and_value_at_most(tmp_path):
     text = _huge_text(stream_lines.HUGE_LINE + (1 << 20))
     line = json.dumps({"type": "user", "message": {"content": text}}).encode()
@@ -79,14 +90,8 @@ def test_a_line_longer_than_a_read_comes_whole_with_every_offset_as_iterating_th
     lines = [json.dumps({"n": n, "text": "x" * size}).encode() for n, size in enumerate([0, 200, 5, 43, 44, 42, 1000, 3])]
     path = tmp_path / "lines.jsonl"
     path.write_bytes(b"\n".join(lines[:-1]) + b"\n\n" + lines[-1] + ending)  # a blank line, and the last one's ending
-    with open(path, "rb") as handle:
-        expected, offset = [], 0
-        for number, raw in enumerate(handle, 1):
-            if raw.strip():
-                expected.append((number, offset, json.loads(raw)))
-            offset += len(raw)
     (values, warned) = _read(path)
-    assert values == expected and not warned
+    assert values == _as_iterating_gives(path) and not warned
     assert any(len(line) + 1 == 64 for line in lines)  # one line of exactly LONG_LINE bytes with its newline
 
 
@@ -145,11 +150,5 @@ def test_lines_cut_from_blocks_come_as_iterating_the_file_gives_them(tmp_path, m
     for ending in (b"", b"\n", b"\r\n"):
         path = tmp_path / "lines.jsonl"
         path.write_bytes(b"\n".join(lines[:5]) + b"\n\n \n" + b"\r\n".join(lines[5:]) + ending)
-        with open(path, "rb") as handle:
-            expected, offset = [], 0
-            for number, raw in enumerate(handle, 1):
-                if raw.strip():
-                    expected.append((number, offset, json.loads(raw)))
-                offset += len(raw)
         (values, warned) = _read(path)
-        assert values == expected and not warned
+        assert values == _as_iterating_gives(path) and not warned
