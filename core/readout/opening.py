@@ -33,10 +33,13 @@ FIRST_PART_BYTES = 4 * 2**20
 FIRST_PART_FROM = 64 * 2**20
 # A read costs by the line as much as by the byte, so a file whose head says it holds over FIRST_PART_LINES_FROM
 # lines shows a first part too, whatever its bytes, and a first part stops after FIRST_PART_LINES lines. The lines
-# are the bytes' share (a line of over 3.3 KB ends a part by its bytes), and which files show a first part is the
-# line count of the whole file, not of the part.
+# are the bytes' share (a line of over 3.3 KB ends a part by its bytes).
 FIRST_PART_LINES = 1_250
 FIRST_PART_LINES_FROM = 20_000
+# The file's lines are judged from its head's first LINES_SAMPLE lines within LINES_SAMPLE_BYTES (a count of
+# newlines, milliseconds), not from the part's: a head of long lines then many short ones is judged as before.
+LINES_SAMPLE = 5_000
+LINES_SAMPLE_BYTES = 16 * 2**20
 
 
 def line_end(path: str, lines: int, limit: int) -> int | None:
@@ -61,12 +64,13 @@ def line_end(path: str, lines: int, limit: int) -> int | None:
 
 def first_part_end(path: str, size: int) -> int | None:
     """Where the first part of a file of `size` bytes ends, or None when the whole read is quick enough: a file
-    over FIRST_PART_FROM bytes, or whose first FIRST_PART_LINES lines say it holds over FIRST_PART_LINES_FROM, reads
+    over FIRST_PART_FROM bytes, or whose first LINES_SAMPLE lines say it holds over FIRST_PART_LINES_FROM, reads
     to the end of the line at FIRST_PART_BYTES or of line FIRST_PART_LINES, whichever comes first."""
-    end = line_end(path, FIRST_PART_LINES, min(size, FIRST_PART_BYTES))
-    many_lines = end is not None and size * FIRST_PART_LINES > FIRST_PART_LINES_FROM * end
+    sample = line_end(path, LINES_SAMPLE, min(size, LINES_SAMPLE_BYTES))
+    many_lines = sample is not None and size * LINES_SAMPLE > FIRST_PART_LINES_FROM * sample
     if size <= max(FIRST_PART_FROM, FIRST_PART_BYTES) and not many_lines:
         return None
+    end = line_end(path, FIRST_PART_LINES, min(size, FIRST_PART_BYTES))
     return end if end is not None else FIRST_PART_BYTES
 
 

@@ -127,6 +127,7 @@ def test_a_file_of_many_short_lines_under_the_bytes_threshold_shows_a_first_part
     path = tmp_path / "short.jsonl"
     one_line_messages(path, 400)
     monkeypatch.setattr(opening_module, "FIRST_PART_LINES", 50)
+    monkeypatch.setattr(opening_module, "LINES_SAMPLE", 50)
     monkeypatch.setattr(opening_module, "FIRST_PART_LINES_FROM", 300)
     assert path.stat().st_size < opening_module.FIRST_PART_FROM
     part = first_part(str(path))
@@ -171,6 +172,21 @@ def test_which_files_show_a_first_part_is_their_line_count_over_20000_whatever_t
         end = opening_module.first_part_end(str(path), path.stat().st_size)
         assert (end is not None) is shows
         assert end is None or end == opening_module.FIRST_PART_LINES * len(line)
+
+
+def test_which_files_show_a_first_part_is_judged_from_a_head_larger_than_the_part(tmp_path):
+    # The part is small (1,250 lines); the file's lines are judged from its first 5,000, as before the part shrank:
+    # a head of long lines does not hide the short ones after it, nor a head of short lines hide long ones.
+    cases = (
+        ((1_250, 4_000), (150_000, 300), True),  # 50 MB, 151,250 lines
+        ((1_300, 300), (12_000, 3_500), False),  # 43 MB, 13,300 lines
+    )
+    for (head, head_size), (rest, rest_size), shows in cases:
+        path = tmp_path / f"{head}-{rest}.jsonl"
+        path.write_bytes(
+            b"x" * (head_size - 1) + b"\n" + (b"x" * (head_size - 1) + b"\n") * (head - 1) + (b"y" * (rest_size - 1) + b"\n") * rest
+        )
+        assert (opening_module.first_part_end(str(path), path.stat().st_size) is not None) is shows
 
 
 def test_a_large_branch_shows_its_record_before_its_requests_then_again_with_them_and_counts_what_a_plain_load_does(
