@@ -108,11 +108,13 @@ _BLOCK = 1 << 16  # the bytes read at a time (_raw_lines): a few dozen lines of 
 def _raw_lines(handle: Any) -> Iterator[bytes]:
     """Each line of the file with its newline (the last as it ends), read a block at a time and cut where bytes.find
     finds each newline (memchr): readline looked at each byte in the file's buffer, 7% of a Claude Code read's
-    instructions (docs/performance.md). A line of LONG_LINE bytes or more is read whole in one read (_whole_line)."""
+    instructions (docs/performance.md). A line whose bytes read so far reach LONG_LINE is read whole (_whole_line)."""
     long_line = LONG_LINE
     rest = b""
     while True:
-        block = handle.read(max(_BLOCK, len(rest)))  # twice the last read while one line runs on: its bytes copied twice
+        # While one line runs on, read as much as it holds (its bytes copied twice at most), but never past LONG_LINE:
+        # a line that reaches it is read whole, not cut from a block twice its size.
+        block = handle.read(max(_BLOCK, min(len(rest), long_line - len(rest))))
         if not block:
             break
         if rest:

@@ -152,3 +152,17 @@ def test_lines_cut_from_blocks_come_as_iterating_the_file_gives_them(tmp_path, m
         path.write_bytes(b"\n".join(lines[:5]) + b"\n\n \n" + b"\r\n".join(lines[5:]) + ending)
         (values, warned) = _read(path)
         assert values == _as_iterating_gives(path) and not warned
+
+
+@pytest.mark.parametrize("size", [(1 << 20) + (1 << 16), 3 << 19, (2 << 20) - 1, (2 << 20) + 5])
+def test_a_line_running_on_past_long_line_is_read_whole_wherever_it_starts(tmp_path, monkeypatch, size):
+    """A line whose bytes read so far reach LONG_LINE (any line of LONG_LINE and a block's bytes) is read whole
+    (_whole_line), not cut from a block read as large as the line so far, which held the line three times at once."""
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b'{"n": 0}\n' * 111 + json.dumps({"t": "x" * (size - 10)}).encode() + b"\n" + b'{"n": 1}\n')
+    whole: list[int] = []
+    real = stream_lines._whole_line
+    monkeypatch.setattr(stream_lines, "_whole_line", lambda handle, head: whole.append(len(head)) or real(handle, head))
+    (values, warned) = _read(path)
+    assert values == _as_iterating_gives(path) and not warned
+    assert len(whole) == 1 and whole[0] <= stream_lines.LONG_LINE + stream_lines._BLOCK
