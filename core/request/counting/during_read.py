@@ -30,16 +30,14 @@ from foldscope.core.request import tokens
 from foldscope.core.request.counting import children_allowed, one_thread
 
 # Where the read forks, a child at each, each counting on from where the child before it stopped reading. A hundredth
-# of the file costs a child about 0.055 s of CPU to count and the parent about 0.025-0.034 s to read, so the children
-# keep the second core busy from the first fork to the read's end, and what they count is that core's time from the
-# first fork on: the first forks early (once the counting child's start is done with that core, about a tenth in) and
-# holds little, each later one forks about when the one before is done, and the last holds about what that core can
-# count by the read's end or a little more (at 50k, children at a quarter and a half counted 20,766 bodies, all they
-# held, where one at a quarter counted 10,368; at a quarter and 0.55 the second was stopped short). What a child has
-# not counted by the read's end the measure counts, as before.
-FRACTIONS = (0.1, 0.3, 0.55)
+# of the file costs a child about 0.055 s of CPU to count and the parent about 0.025-0.034 s to read, so two children
+# may count at once for a while; the last is stopped short where it holds more than the second core can count by the
+# read's end. At 50k, children at a quarter and a half counted 16,462-20,766 bodies, where one at a quarter counted
+# 10,368; cuts at a tenth, 0.3 and 0.55 counted no more in an idle alternated run (19,925-21,650 against 18,189-20,766),
+# so the two cuts, one child fewer, are kept. What a child has not counted by the read's end the measure counts, as before.
+FRACTIONS = (0.25, 0.5)
 MIN_BYTES = 32 << 20  # a smaller file is read and measured soon enough: the fork and the second encoder would not repay
-WAIT_SECONDS = 0.1  # the parent waits this long at most for the child to end; then it takes what the child has written
+WAIT_SECONDS = 0.1  # the parent waits this long at most for all the children to end; then takes what each has written
 CHUNK_WINDOWS = 4  # windows (ahead.WINDOW record messages each) counted between two writes of the child's counts
 _GONE = object()  # a message of the child's that the parent's record does not hold as the same object
 # In the child, the places in memory of the messages its record held at the fork; None elsewhere (no restriction). Only
@@ -75,7 +73,7 @@ class _Child:
         self.held: list[Message] | None = held
         self.start = start  # the record position the child counts from
 
-    def taken(self, record: FullRecord, deadline: float) -> dict[Any, int]:
+    def counts_by(self, record: FullRecord, deadline: float) -> dict[Any, int]:
         """In the parent: the counts it has written by `deadline` (all, once it is done or dead), whose messages
         `record` holds as the child held them; the child is stopped first, so what is read is whole."""
         if self.pid is None:
@@ -101,7 +99,7 @@ class _Child:
             if at + 8 + size > len(data):
                 break  # a chunk the child was writing when it was stopped
             try:
-                counts.update(taken(data[at + 8 : at + 8 + size], record))
+                counts.update(counts_taken(data[at + 8 : at + 8 + size], record))
             except Exception:  # a chunk not whole after all: the rest is counted as before
                 break
             at += 8 + size
@@ -214,11 +212,11 @@ class DuringRead:
     def seed(self, counter: Any, record: FullRecord) -> int:
         """Take the children's counts into `counter` (those whose messages the record holds as the child held them): a
         child's all once it is done, the children waited for WAIT_SECONDS in all at most, else those it has written by
-        then (or before it died); each is stopped first, so what is read is whole. None where none was forked."""
+        then (or before it died); each is stopped first, so what is read is whole. 0 where none was forked."""
         counts: dict[Any, int] = {}
         deadline = time.monotonic() + WAIT_SECONDS
         for child in self._children:
-            counts.update(child.taken(record, deadline))
+            counts.update(child.counts_by(record, deadline))
             child.let_go()
         counter.seed(counts, {}, {})
         self.seeded = len(counts)
@@ -236,7 +234,7 @@ class DuringRead:
 def answer(session: Session, policy: Any, start: int = 0) -> Iterator[list[tuple[Any, int]]]:
     """In the child: each block body's count of the record it read from position `start` (a multiple of ahead.WINDOW),
     by the counter's key (block_key, policy key), a few windows at a time, the keys' messages written as (id, place in
-    memory) pairs (taken).
+    memory) pairs (counts_taken).
     Under caching the measure keys its blocks by the first round it decides, so nothing is counted here; nor a block
     whose message has unseen parts, counted at the session's unseen rate, which a part of the file may not give."""
     from foldscope.core.request.compile import block_key
@@ -289,7 +287,7 @@ def _message_place(obj: Any) -> Any:
     return (obj.id, where if _held_places is None or where in _held_places else -1)  # -1: no place the parent holds
 
 
-def taken(data: bytes, record: FullRecord) -> dict[Any, int]:
+def counts_taken(data: bytes, record: FullRecord) -> dict[Any, int]:
     """The answer's counts whose every message is the record's own object at the place the child named (else left
     out: the parent's read made that message again, or another since), as Counter.seed takes them."""
 

@@ -58,13 +58,14 @@ if sys.argv[3] == "encoder":  # the child notes whether it holds an encoder when
             note.write(json.dumps(tokens.encoder_built()))
         yield from answer(session, policy, start)
     during_read.answer = noted
-if sys.argv[3] == "starts":  # windows of 32 messages; each child notes where it counts from and how much it read
+if sys.argv[3] == "starts":  # windows of 32 messages; each child notes where it counts from, what it held at its
+    # fork (the parent's record then) and how much it read
     from foldscope.core.request.counting import ahead
     ahead.WINDOW = 32
     answer = during_read.answer
     def starts(session, policy, start):
         with open(sys.argv[1] + ".starts", "a") as note:
-            note.write(json.dumps([start, len(session.record)]) + "\\n")
+            note.write(json.dumps([start, len(during_read._held_places), len(session.record)]) + "\\n")
         yield from answer(session, policy, start)
     during_read.answer = starts
 from foldscope.core.cli.main import main
@@ -164,8 +165,9 @@ def test_a_later_child_counts_on_from_the_last_whole_window_the_child_before_it_
     path.write_bytes(generated.read_bytes())
     in_line, _ = _replayed(path, 0.5, "answers", local=True)
     forked, seen = _replayed(path, "0.3,0.8", "starts")
-    (first, first_read), (second, second_read) = sorted(json.loads(line) for line in (tmp_path / "s.jsonl.starts").read_text().splitlines())
-    assert first == 0 and second == first_read // 32 * 32 > 0 and second_read > first_read
+    notes = sorted(json.loads(line) for line in (tmp_path / "s.jsonl.starts").read_text().splitlines())
+    (first, first_held, first_read), (second, _, second_read) = notes
+    assert first == 0 and second == first_held // 32 * 32 > 0 and second_read > first_read
     assert seen["reaped"] == [True, True] and forked == in_line
 
 
@@ -183,7 +185,7 @@ def test_a_count_is_taken_only_for_the_parents_own_message_object():
         ((remade, "tool_result", "call", None, ((kept, 0, None),), 1), 6),
         ((remade, "tool_result", "call", None, ((_message("a", "one"), 0, None),), 1), 7),  # its original another object
     ]
-    counts = during_read.taken(during_read._dumps([((key, (None, False)), n) for key, n in answered]), record)
+    counts = during_read.counts_taken(during_read._dumps([((key, (None, False)), n) for key, n in answered]), record)
     assert counts == {
         ((kept, "text", None, None), (None, False)): 3,
         ((remade, "tool_result", "call", None, ((kept, 0, None),), 1), (None, False)): 6,
@@ -198,7 +200,7 @@ def test_a_message_the_child_made_after_the_fork_is_never_taken(monkeypatch):
     record = FullRecord([held, made_after])  # the parent's: here the very objects, as an unlucky heap would have them
     monkeypatch.setattr(during_read, "_held_places", frozenset({id(held)}))
     answered = [((held, "text", None, None), 3), ((made_after, "text", None, None), 9)]
-    counts = during_read.taken(during_read._dumps([((key, (None, False)), n) for key, n in answered]), record)
+    counts = during_read.counts_taken(during_read._dumps([((key, (None, False)), n) for key, n in answered]), record)
     assert counts == {((held, "text", None, None), (None, False)): 3}
 
 
