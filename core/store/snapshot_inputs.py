@@ -1,9 +1,9 @@
 """What a snapshot stands for: the code that made it (its identities) and the files it was read from (its inputs).
 
 A snapshot (core.store.snapshot) is used only while it is provably what reading the file again would give:
-- written by the same reader code: `reader_identity()` hashes the source of core.formats and core.model (and the
-  Python version the pickle is made by), so any change to a reader, or to the model it builds, makes every snapshot
-  stale;
+- written by the same reader code: `reader_identity()` hashes the source of core.formats, core.model and the
+  modules that pickle and check a snapshot (core/store/snapshot*.py), and the Python version the pickle is made by,
+  so any change to a reader, to the model it builds or to the snapshot's format makes every snapshot stale;
 - for the same inputs: the same path, and the session file has the same size and SHA-256 (its content, not its
   modification time: a `touch` keeps it current, an edit that keeps the size and the second does not fool it), and
   the same files, of the same sizes and modification times, where a reader looks for more of the session (its
