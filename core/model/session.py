@@ -35,6 +35,11 @@ _SHARED_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
 _MAX_SHARED_KEYS = 4096
 
 
+def _shared(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The one keys tuple kept for these keys (made the kept one while fewer than _MAX_SHARED_KEYS are), else `keys`."""
+    return _SHARED_KEYS.get(keys) or (_SHARED_KEYS.setdefault(keys, keys) if len(_SHARED_KEYS) < _MAX_SHARED_KEYS else keys)
+
+
 class Fields(Mapping[str, Any]):
     """A read-only mapping kept as its values, its keys a tuple shared by every mapping of the same keys.
 
@@ -48,9 +53,7 @@ class Fields(Mapping[str, Any]):
     def __init__(self, mapping: Mapping[str, Any] | None = None) -> None:
         if mapping is None:
             mapping = {}
-        keys = tuple(mapping)
-        if len(_SHARED_KEYS) < _MAX_SHARED_KEYS:
-            keys = _SHARED_KEYS.setdefault(keys, keys)
+        keys = _shared(tuple(mapping))
         self._keys: tuple[str, ...] = keys
         # The values in the keys' order; a mapping of one key (most contents, a Claude Code line's metadata)
         # holds its value itself, not a tuple of it: 48 bytes less.
@@ -64,7 +67,7 @@ class Fields(Mapping[str, Any]):
         """Fields({key: value}) without making the dict: a reader's commonest content and metadata."""
         fields = object.__new__(cls)
         keys = (key,)
-        fields._keys = _SHARED_KEYS.get(keys) or (_SHARED_KEYS.setdefault(keys, keys) if len(_SHARED_KEYS) < _MAX_SHARED_KEYS else keys)
+        fields._keys = _shared(keys)
         fields._values = value
         return fields
 
@@ -73,7 +76,7 @@ class Fields(Mapping[str, Any]):
         """Fields(dict(zip(keys, values))) of distinct keys, without the dict: a reader's content of fixed keys (a
         response's calls and results, tests/core/formats/test_claude_code_fast.py)."""
         fields = object.__new__(cls)
-        fields._keys = _SHARED_KEYS.get(keys) or (_SHARED_KEYS.setdefault(keys, keys) if len(_SHARED_KEYS) < _MAX_SHARED_KEYS else keys)
+        fields._keys = _shared(keys)
         fields._values = values[0] if len(keys) == 1 else values
         return fields
 
