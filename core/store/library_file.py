@@ -100,12 +100,24 @@ def create_private(path: Path) -> None:
     fsync_folder(path.parent)
 
 
+# A new library's page size, against SQLite's 4 KiB: a huge body's original and text and a snapshot are chains of
+# overflow pages, and SQLite's work (the zero-filled blob made, written, then the commit's frames of the write-ahead
+# log) is per page. A 20 MB message's import and snapshot took 0.34 s of CPU at 4 KiB, 0.22 at 16 KiB, 0.14 at 64
+# KiB; the 50,000-message import 2.6 s, 2.1-2.3 and 2.7 (64 KiB pages rewrite more bytes for each random insert into
+# the bodies' key index): 16 KiB serves both (docs/performance.md, huge20).
+PAGE_BYTES = 16_384
+
+
 def journal_wal(conn: sqlite3.Connection) -> None:
-    """Switch to the write-ahead log; when another process is switching or migrating at that moment SQLite can
-    answer "locked" without waiting, so try again for as long as the busy timeout."""
+    """Switch to the write-ahead log (a new library first given pages of PAGE_BYTES); when another process is
+    switching or migrating at that moment SQLite can answer "locked" without waiting, so try again for as long as
+    the busy timeout."""
     import time
 
     deadline = time.monotonic() + BUSY_TIMEOUT_S
+    # Takes effect only in a library not written yet (a library in the write-ahead log keeps its page size, even
+    # through VACUUM), so an existing one is left as it is.
+    conn.execute(f"PRAGMA page_size={PAGE_BYTES}")
     while True:
         try:
             conn.execute("PRAGMA journal_mode=WAL")

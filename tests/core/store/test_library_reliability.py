@@ -16,7 +16,9 @@ import pytest
 from foldscope.core.formats import load_session
 from foldscope.core.formats.demo import demo_path, generate
 from foldscope.core.formats.lionagi_write import write_session
+from foldscope.core.store import library_file
 from foldscope.core.store.library import WORKING_STATE, Library, LibraryError
+from foldscope.core.store.library_file import PAGE_BYTES
 from foldscope.core.store.migrations import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -128,6 +130,21 @@ def test_an_unknown_migration_name_alone_marks_a_newer_library(tmp_path):
 def test_a_new_library_records_its_schema_version(tmp_path):
     with Library(tmp_path / "library.db") as library:
         assert library.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_a_new_library_has_pages_of_page_bytes(tmp_path):
+    with Library(tmp_path / "library.db") as library:
+        assert library.conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_BYTES != 4096
+
+
+def test_an_existing_library_keeps_its_page_size_even_through_vacuum(tmp_path, monkeypatch):
+    path = tmp_path / "library.db"
+    monkeypatch.setattr(library_file, "PAGE_BYTES", 4096)  # a library made before new ones had larger pages
+    Library(path).close()
+    monkeypatch.undo()
+    with Library(path) as library:
+        library.conn.execute("VACUUM")
+        assert library.conn.execute("PRAGMA page_size").fetchone()[0] == 4096
 
 
 # -- races between processes ---------------------------------------------------------------------------
