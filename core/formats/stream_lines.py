@@ -117,15 +117,21 @@ def _raw_lines(handle: Any) -> Iterator[bytes]:
         block = handle.read(max(_BLOCK, min(len(rest), long_line - len(rest))))
         if not block:
             break
-        if rest:
-            block = rest + block
         find = block.find
-        start, end = 0, find(b"\n")
-        while end >= 0:
+        end = find(b"\n")
+        if end < 0:  # the line runs on through the block
+            rest = rest + block
+        else:
+            # Only the line carried over is joined, not the whole block with it: rest + block copied every byte of the
+            # file once more (3% of a Claude Code read's instructions, docs/performance.md).
             end += 1
-            yield block[start:end]
+            yield rest + block[:end] if rest else block[:end]
             start, end = end, find(b"\n", end)
-        rest = block[start:]
+            while end >= 0:
+                end += 1
+                yield block[start:end]
+                start, end = end, find(b"\n", end)
+            rest = block[start:]
         del block
         if len(rest) >= long_line:  # the line runs on past LONG_LINE: read it whole, the handle just past `rest`
             yield _whole_line(handle, rest)

@@ -166,3 +166,39 @@ def test_a_line_running_on_past_long_line_is_read_whole_wherever_it_starts(tmp_p
     (values, warned) = _read(path)
     assert values == _as_iterating_gives(path) and not warned
     assert len(whole) == 1 and whole[0] <= stream_lines.LONG_LINE + stream_lines._BLOCK
+
+
+class _Block(bytes):
+    """A block as the handle reads it, which records every join made with it (the joined length)."""
+
+    joins: list[int] = []
+
+    def __radd__(self, other: bytes) -> bytes:
+        _Block.joins.append(len(other) + len(self))
+        return bytes(other) + bytes(self)
+
+
+class _Blocks:
+    """A file handle whose reads are _Blocks."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.at = data, 0
+
+    def read(self, size: int) -> bytes:
+        block, self.at = _Block(self.data[self.at : self.at + size]), self.at + size
+        return block
+
+    def seekable(self) -> bool:
+        return False
+
+
+def test_only_the_line_carried_over_a_block_is_joined_with_it_never_the_whole_block(monkeypatch):
+    """The part of a line carried over from one block is joined with the next block only as far as that line runs
+    (stream_lines._raw_lines): every join is no longer than the longest line, where joining the whole block copied
+    every byte of the file once more. The lines are those of the data, in order."""
+    monkeypatch.setattr(stream_lines, "_BLOCK", 64)
+    lines = [json.dumps({"n": n, "t": "x" * (n * 7 % 90)}).encode() + b"\n" for n in range(60)]
+    data = b"".join(lines)
+    _Block.joins = []
+    assert list(stream_lines._raw_lines(_Blocks(data))) == lines
+    assert _Block.joins and max(_Block.joins) <= max(map(len, lines))
