@@ -113,7 +113,7 @@ def keep(opened: Opened, file: str, db: str, sample: str | None = None) -> int:
 
     as_read, opened.snapshot = opened.snapshot, None
     # Pickled into a temporary file beside the library (on disk, where the temporary folder may be memory), never held.
-    with spilled(as_read, None if db == ":memory:" else Path(db).parent) as data, Library(db) as library:
+    with spilled(as_read, None if db == ":memory:" else Path(db).parent, held=True) as data, Library(db) as library:
         if opened.library_id is None and storing is not None:
             # The child failed other than the library refusing: the session stored here, without the snapshot (the
             # session as read is gone: the count has set its unseen head), so a reopen reads the file again.

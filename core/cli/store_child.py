@@ -175,7 +175,7 @@ def _store(session: Session | None, db: str, path: str, sample: str | None, inpu
         from foldscope.core.store import snapshot, snapshot_inputs
         from foldscope.core.store.library import Library
 
-        data = snapshot.dump_session(session)  # the session as read: the count has not set its unseen head and scale here
+        data = snapshot.dump_session(session, held=True)  # the session as read: the count has not set its unseen head and scale here
         # What keep_snapshot asks that the memo does not change (each hashes foldscope's sources, kept once made): made
         # now, so that what is left once the memo comes, while the parent waits, is the write.
         snapshot_inputs.reader_identity()

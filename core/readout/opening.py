@@ -362,7 +362,7 @@ def _keep_in_library(
 
             assert kept is not None
             # Pickled into a temporary file beside the library, never held beside the counted session.
-            with spilled(snapshot, library_folder(db)) as data:
+            with spilled(snapshot, library_folder(db), held=True) as data:
                 release_freed()  # the pickling's
                 # The import comes after the counted document, while the session and its count are held: with
                 # SQLite's default cache, not one the indexes' size (10 MiB over the window's peak at 50,000 messages).

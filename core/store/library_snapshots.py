@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Mapping
@@ -31,15 +32,16 @@ class Snapshots(LibraryBase):
         file: the reader's output and, when given, the counter's memo (Counter.memo(), or snapshot_memo.dump_memo's bytes of
         it over this session's record); replaces an older one.
         `data`: the session as snapshot.dump_session gave it when read, before a count changed it (the trace's
-        measure sets the unseen head and the scale), or a file holding it from its start (snapshot.dump_session_to);
-        by default it is dumped now."""
+        measure sets the unseen head and the scale), or a file holding it from its start (snapshot.dump_session_to),
+        with held=True: its messages' huge texts named as the bodies stored under `session_id` hold them; by default
+        it is dumped so now."""
         from foldscope.core.store import snapshot, snapshot_inputs, snapshot_memo
 
         reader = snapshot_inputs.reader_identity()
         if reader is None:
             return
         inputs = json.dumps(snapshot_inputs.inputs_of(path))  # ASCII: a name that is not UTF-8 keeps its escapes
-        data = data if data is not None else snapshot.dump_session(session)
+        data = data if data is not None else snapshot.dump_session(session, held=True)
         counter = snapshot_inputs.counter_identity() if memo is not None else None
         kept = snapshot_memo.memo_bytes(memo, session.record) if memo is not None and counter is not None else None
         size = snapshot.size_of(data)
@@ -91,7 +93,7 @@ class Snapshots(LibraryBase):
             if not snapshot_inputs.still_current(json.loads(inputs), path):
                 return None
             with self.conn.blobopen("snapshots", "session", rowid, readonly=True) as data:  # not fetched whole beside it
-                session = snapshot.load_session(data)
+                session = snapshot.load_session(data, held=functools.partial(_held_text, self.conn, session_id))
             if format is not None and session.format != format:
                 return None
             memo = (
@@ -102,3 +104,16 @@ class Snapshots(LibraryBase):
         except (snapshot.SnapshotError, ValueError, sqlite3.OperationalError):  # the last: the row gone since it was found
             return None  # (another process kept a newer snapshot before the blob was opened)
         return session_id, session, memo
+
+
+def _held_text(conn: sqlite3.Connection, session_id: int, place: int, message_id: str, size: int, digest: str) -> str:
+    """The huge text a snapshot names as the body of its session's message at `place` (snapshot_stream.HELD), read from
+    body_bytes a part at a time; ValueError when the session holds no such body or it is not that text."""
+    from foldscope.core.store.snapshot_stream import read_held
+
+    sql = "SELECT body FROM messages WHERE session_id = ? AND message_id = ? AND idx = ?"
+    row = conn.execute(sql, [session_id, message_id, place]).fetchone()
+    if row is None:
+        raise ValueError("a held text whose message the library does not hold")
+    with conn.blobopen("body_bytes", "text", row[0], readonly=True) as blob:
+        return read_held(blob, size, digest)

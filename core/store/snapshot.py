@@ -20,13 +20,26 @@ import os
 import pickle
 import tempfile
 import types
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from foldscope.core.model.session import Fields, FullRecord, Message, Provenance, Request, Session, Usage
 from foldscope.core.store.snapshot_ints import extras_of, places_of
-from foldscope.core.store.snapshot_stream import BLOCK, MARK, Deflating, Inflating, each_block, huge_texts, is_mark, read_text, write_text
+from foldscope.core.store.snapshot_stream import (
+    BLOCK,
+    MARK,
+    Deflating,
+    Inflating,
+    each_block,
+    held_places,
+    huge_texts,
+    is_held,
+    is_mark,
+    read_text,
+    write_held,
+    write_text,
+)
 from foldscope.core.store.snapshot_trace import Trace
 
 RECORD_BATCH = 1_000  # messages pickled with one memo (dump_session_to)
@@ -206,14 +219,14 @@ def as_read(session: Session, extras: dict[str, Any] | None = None) -> Session:
     return _session(state)
 
 
-def dump_session(session: Session) -> bytes:
+def dump_session(session: Session, held: bool = False) -> bytes:
     """The session, pickled and compressed (dump_session_to's bytes), held in memory."""
     out = io.BytesIO()
-    dump_session_to(session, out)
+    dump_session_to(session, out, held)
     return out.getvalue()
 
 
-def dump_session_to(session: Session, out: BinaryIO) -> None:
+def dump_session_to(session: Session, out: BinaryIO, held: bool = False) -> None:
     """The session pickled into `out` and compressed (zlib level 1: a tenth of the time of level 6, a third of the
     size) as the pickle is written, so the whole pickle (80 MB for 50,000 messages) is never held, let alone twice.
 
@@ -221,7 +234,10 @@ def dump_session_to(session: Session, out: BinaryIO) -> None:
     pickler's memo cleared between batches, the trace (Trace, or None), then the rest of the session with the record,
     each of its messages and the trace named by a persistent id. Pickled whole, the memo (an entry for every string
     and container pickled) was the dump's largest part: 70 MB at 50,000 messages, held beside the session and its
-    count; the trace apart, its memo and its columns are let go before the rest is pickled."""
+    count; the trace apart, its memo and its columns are let go before the rest is pickled.
+
+    `held`: for a library that stores the session's bodies, a message's own huge text is named, not written
+    (snapshot_stream.HELD); loading it then takes the library's reader of such texts (load_session's `held`)."""
     deflating = Deflating(out)
     record = session.record
     messages = _Pickler(deflating, protocol=5)
@@ -229,8 +245,12 @@ def dump_session_to(session: Session, out: BinaryIO) -> None:
     for start in range(0, len(record), RECORD_BATCH):
         batch = [record[i] for i in range(start, min(start + RECORD_BATCH, len(record)))]
         texts = huge_texts(batch)
+        places = held_places(batch, start) if held and texts else {}
         for text in texts:
-            write_text(deflating, text)
+            if id(text) in places:
+                write_held(deflating, text, *places[id(text)][:2])
+            else:
+                write_text(deflating, text)
         messages.clear_memo()
         (_HugePickler(deflating, texts) if texts else messages).dump(batch)
     del messages
@@ -241,33 +261,33 @@ def dump_session_to(session: Session, out: BinaryIO) -> None:
 
 
 @contextlib.contextmanager
-def spilled(session: Session | None, folder: str | Path | None = None) -> Iterator[BinaryIO | bytes | None]:
+def spilled(session: Session | None, folder: str | Path | None = None, held: bool = False) -> Iterator[BinaryIO | bytes | None]:
     """The session's snapshot (dump_session_to) in a temporary file, from its start, while the block runs: its
     compressed bytes (a quarter of a JSONL file's size) are never in memory beside the counted session. The file is
     made in `folder` (the library's: on disk, where a temporary folder may be memory, tmpfs), else in the temporary
-    folder; in memory (dump_session) where neither can be written."""
+    folder; in memory (dump_session) where neither can be written. `held`: as dump_session_to's."""
     if session is None:
         yield None
         return
     spill = None
     for where in (folder, None) if folder is not None else (None,):
-        spill = _spill(session, where)
+        spill = _spill(session, where, held)
         if spill is not None:
             break
     try:
-        yield spill if spill is not None else dump_session(session)
+        yield spill if spill is not None else dump_session(session, held)
     finally:
         if spill is not None:
             spill.close()
 
 
-def _spill(session: Session, folder: str | Path | None) -> BinaryIO | None:
+def _spill(session: Session, folder: str | Path | None, held: bool) -> BinaryIO | None:
     try:
         spill = tempfile.TemporaryFile(dir=folder)
     except OSError:
         return None
     try:
-        dump_session_to(session, spill)
+        dump_session_to(session, spill, held)
         spill.seek(0)
     except OSError:  # the folder is full or gone
         spill.close()
@@ -316,13 +336,14 @@ def place_of(message: Message, record: FullRecord) -> int | None:
     return index if record[index] is message else None
 
 
-def load_session(data: bytes | Any) -> Session:
+def load_session(data: bytes | Any, held: Callable[[int, str, int, str], str] | None = None) -> Session:
     """The session a snapshot holds (its bytes, or an SQLite blob of them, sliced a block at a time); SnapshotError
-    when it cannot be loaded."""
+    when it cannot be loaded. `held`: the text a library holds as a message's body (its place, its id, the text's
+    UTF-8 size and SHA-256, as dump_session_to(held=True) named it), for a snapshot kept in that library."""
     collecting = gc.isenabled()
     gc.disable()  # a pickle of many small objects loads three times faster without the collector walking them
     try:
-        session = _load_pickles(Inflating(data))
+        session = _load_pickles(Inflating(data), held)
     except SnapshotError:
         raise
     except Exception as exc:  # a damaged blob: zlib.error, UnpicklingError, EOFError, ...
@@ -335,7 +356,7 @@ def load_session(data: bytes | Any) -> Session:
     return session
 
 
-def _load_pickles(stream: Any) -> Any:
+def _load_pickles(stream: Any, held: Callable[[int, str, int, str], str] | None = None) -> Any:
     """The session from dump_session_to's pickles: the record's length, its messages' batches, the trace, the rest."""
     size = _Unpickler(stream).load()
     if type(size) is not int or size < 0:
@@ -346,6 +367,11 @@ def _load_pickles(stream: Any) -> Any:
         batch = _BatchUnpickler(stream, texts).load()
         if is_mark(batch):
             texts.append(read_text(stream, batch[1]))
+            continue
+        if is_held(batch):
+            if held is None:
+                raise SnapshotError("a snapshot names a text its library holds, loaded without the library")
+            texts.append(held(*batch[1:]))
             continue
         texts = []
         if type(batch) is not list or not batch or not all(type(m) is Message for m in batch):

@@ -25,10 +25,11 @@ from typing import Any
 
 from foldscope.core.store.snapshot_stream import each_block
 
-SNAPSHOT_FORMAT = 6  # the layout of the pickled session and of `inputs`; part of the reader identity (2: the record in batches;
+SNAPSHOT_FORMAT = 7  # the layout of the pickled session and of `inputs`; part of the reader identity (2: the record in batches;
 # 3: a mapping's non-ASCII texts as UTF-8 bytes, _Utf8; 4: a batch's huge texts before it, apart: snapshot_stream; 5: the
 # trace as columns, snapshot_trace; 6: the trace apart, its ids and the view's as places in the record, snapshot_ints.Places,
-# and lists of int tuples as one array, snapshot_ints.rows)
+# and lists of int tuples as one array, snapshot_ints.rows; 7: a message's own huge text named as its body holds it,
+# snapshot_stream.HELD)
 MEMO_FORMAT = 4  # 4: the bodies in batches; 3: plain texts' counts too; 2: pickled with messages as persistent ids; 1: JSON
 _PACKAGE = Path(__file__).resolve().parent.parent  # foldscope/core, resolved: each file hashed is named under it
 

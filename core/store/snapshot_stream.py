@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import hashlib
 import pickle
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, BinaryIO
 
 from foldscope.core.model.session import Message
+from foldscope.core.store import body_bytes
 
 BLOCK = 1 << 20  # a snapshot is compressed, decompressed and written into the library this many bytes at a time (fill)
 # A message's content or metadata value that is a text of this many characters is a huge text: written into the
@@ -31,6 +33,58 @@ def huge_texts(messages: Iterable[Message]) -> list[str]:
                     if type(value) is str and len(value) >= HUGE_TEXT:
                         found.setdefault(id(value), value)
     return list(found.values())
+
+
+# A huge text that is its message's own text (Message.text) is held by the library as that message's body's text
+# (body_bytes.HUGE_BODY): a snapshot kept there names it by a pickle of (HELD, the message's place in the record, its
+# id, the text's UTF-8 size, that UTF-8's SHA-256) instead of holding it again. Compressed into the snapshot and
+# written as its blob, a 20 MB message's text cost 0.2-0.3 s of CPU more than its body's own write (docs/performance.md,
+# huge20); named, it costs its hash, and the snapshot is as fast to load from the body's row.
+HELD = "held text"
+
+
+def held_places(messages: Iterable[Message], start: int) -> dict[int, tuple[int, str, str]]:
+    """The messages' own texts that are huge bodies' (body_bytes.HUGE_BODY), by id: (the message's place, counted from
+    `start`, its id, the text; the text kept, so its id names no other object while this is used)."""
+    places: dict[int, tuple[int, str, str]] = {}
+    for place, message in enumerate(messages, start):
+        content = message.content
+        if isinstance(content, Mapping) and any(type(v) is str and len(v) >= body_bytes.HUGE_BODY for v in content.values()):
+            text = message.text  # asked only of a message holding a huge text: a call's text is made each time
+            if len(text) >= body_bytes.HUGE_BODY:
+                places.setdefault(id(text), (place, message.id, text))
+    return places
+
+
+def write_held(out: BinaryIO | Any, text: str, place: int, message_id: str) -> None:
+    """A huge text the library holds as the body of the message at `place`, named in the snapshot's stream (HELD)."""
+    size, digest = 0, hashlib.sha256()
+    for part in _parts(text):
+        size += len(part)
+        digest.update(part)
+    out.write(pickle.dumps((HELD, place, message_id, size, digest.hexdigest()), protocol=5))
+
+
+def is_held(value: Any) -> bool:
+    return (
+        type(value) is tuple
+        and len(value) == 5
+        and value[0] == HELD
+        and all(type(v) is t for v, t in zip(value[1:], (int, str, int, str)))
+        and value[3] >= 0
+    )
+
+
+def read_held(blob: Any, size: int, digest: str) -> str:
+    """A held text from its body's UTF-8 (an SQLite blob of it, read a part at a time); ValueError when that is not the
+    text the snapshot named (another size or hash: the body was stored by another reader, or changed)."""
+    if len(blob) != size:
+        raise ValueError("a held text of another size")
+    hashing = hashlib.sha256()
+    text = read_text(blob, size, hashing)
+    if hashing.hexdigest() != digest:
+        raise ValueError("a held text that is not the one the snapshot named")
+    return text
 
 
 def _parts(text: str) -> Iterator[bytes]:
@@ -55,9 +109,9 @@ def is_mark(value: Any) -> bool:
     return type(value) is tuple and len(value) == 2 and value[0] == MARK and type(value[1]) is int and value[1] >= 0
 
 
-def read_text(stream: Any, size: int) -> str:
+def read_text(stream: Any, size: int, seen: Any = None) -> str:
     """A huge text's `size` bytes of UTF-8 from the stream, decoded a part at a time (the whole bytes are never held
-    beside the text); EOFError when the stream ends first."""
+    beside the text), each part given to `seen` (a hash's update) too; EOFError when the stream ends first."""
     decoder = codecs.getincrementaldecoder("utf-8")("surrogatepass")
     parts: list[str] = []
     left = size
@@ -66,6 +120,8 @@ def read_text(stream: Any, size: int) -> str:
         if not data:
             raise EOFError("a snapshot cut inside a huge text")
         left -= len(data)
+        if seen is not None:
+            seen.update(data)
         parts.append(decoder.decode(data))
     parts.append(decoder.decode(b"", final=True))
     return "".join(parts)

@@ -89,9 +89,9 @@ def test_a_snapshot_is_read_from_its_row_a_block_at_a_time(tmp_path, monkeypatch
     given: list[type] = []
     real = snapshot.load_session
 
-    def spy(data):
+    def spy(data, held=None):
         given.append(type(data))
-        return real(data)
+        return real(data, held)
 
     monkeypatch.setattr(snapshot, "load_session", spy)
     _, rebuilt, _ = reopened(session, path, tmp_path)
