@@ -121,6 +121,7 @@ class Layouts:
         self.scale = measure.scale if scale is None else scale
         self.protected = included_ids(measure.session)
         self._laid: _Laid | None = None  # the last layout
+        self._estimated: tuple[Sequence[Message], Measurement] | None = None  # the view estimate() measured last
         # Each block key of the last layout -> its position (a view holds a message once, so keys are unique); kept
         # as layouts change, so finding the last request's tail costs what changed, not a search back.
         self._where: dict[Any, int] = {}
@@ -169,7 +170,11 @@ class Layouts:
         if not view:
             return 0
         if over is None:
-            return self.measure.estimate(view, head=self.head, scale=self.scale)
+            # Measure.estimate's sum, from the measurement kept for the layout that mostly follows (band and
+            # compaction estimate each view before they send it): laid reads it without asking the Measure again.
+            m = self.measurement(view)
+            self._estimated = (view, m)
+            return estimate(m.count + self.head, self.scale)
         return over.estimate(view, head=self.head, scale=self.scale, decide=False)
 
     def sizes(self, view: Sequence[Message]) -> dict[str, float]:
@@ -197,7 +202,16 @@ class Layouts:
 
     def laid(self, view: Sequence[Message], over: Measure | None = None) -> tuple[Shared[Any], Shared[int]]:
         """layout()'s keys and ends, for a caller that places the marks on them before it makes the one Layout."""
-        m = self.measurement(view) if over is None else over.measurement(view, decide=False)
+        if over is not None:
+            m = over.measurement(view, decide=False)
+        elif self._estimated is not None and self._estimated[0] is view:
+            # The view just estimated: its measurement, the Measure not asked again. Nothing decides the first round
+            # on this Measure's session during a run (adr's fold decides on its own working session, which `over`
+            # measures), so the options the Measure would check are the estimate's.
+            m = self._estimated[1]
+        else:
+            m = self.measurement(view)
+        self._estimated = None  # read once: the next layout is of another view
         scale, protected = self.scale, self.protected
         hidden = estimate(self.head, scale) if self.head else 0
         shift = 1 if hidden >= 1 else 0  # the hidden head's block leads the keys and ends (with_hidden_head)

@@ -297,3 +297,37 @@ def test_only_the_recorded_rows_carry_the_providers_reported_input():
             assert all(r.reported_over_ceiling for r in rows)  # 51,000 and more against a ceiling of 30,000
         else:
             assert all(r.reported_input is None and r.reported_over_ceiling is None for r in rows), strategy
+
+
+def test_the_layout_of_the_view_just_estimated_asks_the_measure_once():
+    # Band and compaction estimate each view before they send it; the layout that follows reads the measurement that
+    # estimate made, where it asked the Measure a second time for the same view (its options and memo check again).
+    session = generate(rounds=8)
+    layouts = Layouts(under(session, ceiling=50_000, caching=True), head=2_000, scale=1.25)
+    asked = []
+    measurement = layouts.measure.measurement
+
+    def counted(view, **how):
+        asked.append(view)
+        return measurement(view, **how)
+
+    layouts.measure.measurement = counted
+    view = list(session.record)
+    size = layouts.estimate(view)
+    layouts.laid(view)
+    assert asked == [view]
+    assert size == layouts.measure.estimate(view, head=2_000, scale=1.25)
+
+
+def test_a_layout_is_of_the_view_asked_not_of_the_view_estimated_before_it():
+    # The measurement estimate() keeps is read only for that very view object: a layout of another view, or of an
+    # equal copy of it, is the one built whole.
+    session = generate(rounds=8)
+    record = list(session.record)
+    fast = Layouts(under(session, ceiling=50_000, caching=True), head=2_000, scale=1.25)
+    whole = WholeLayouts(under(session, ceiling=50_000, caching=True), head=2_000, scale=1.25)
+    shorter, longer = record[: len(record) // 2], record
+    fast.estimate(longer)
+    assert fast.laid(shorter) == whole.laid(shorter)
+    fast.estimate(shorter)
+    assert fast.laid(list(longer)) == whole.laid(longer)
