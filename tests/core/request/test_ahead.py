@@ -810,3 +810,29 @@ def test_texts_asked_of_no_child_are_none():
     record = tool_session(2).record
     unstarted = ahead.CountsAhead(record, None, ("k",), known=lambda key: False)
     assert unstarted.counts_of(["a text"]) == [None]
+
+
+def test_a_child_that_is_gone_lets_each_batch_go_once_not_once_a_key(monkeypatch):
+    """When the child's pipe ends (closed, killed, failed), every batch a measure may wait on is let go: each once,
+    however many keys it holds (a 50k load's 49,852 keys were 290 batches; setting each key's batch was 0.04 s of
+    CPU that close() waited for)."""
+    import io
+
+    sets: list[int] = []
+
+    class Counted(threading.Event):
+        def set(self) -> None:
+            sets.append(id(self))
+            super().set()
+
+    monkeypatch.setattr(ahead.CountsAhead, "_start", lambda self: None)  # no child: the pipe is given below
+    rec = tool_session(2).record
+    counts = ahead.CountsAhead(rec, None, (None, False))
+    batches = [ahead._Batch() for _ in range(3)]
+    for n, batch in enumerate(batches):
+        batch.done = Counted()
+        for i in range(40):
+            counts._batch_of[("key", n, i)] = batch
+    counts._receive_all(io.BytesIO(b""))  # the child's end closed: nothing more to read
+    assert all(batch.done.is_set() for batch in batches)
+    assert sorted(sets) == sorted(id(batch.done) for batch in batches)  # each batch once
