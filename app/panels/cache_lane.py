@@ -40,6 +40,8 @@ def lane_height(height: float) -> float:
 
 
 CAP = 4 * 3600.0  # the idle scale's top: gaps longer than this are drawn at the top
+LOG_CAP = math.log1p(CAP)
+WRITE_ORDER = frozenset(WRITE_CAUSES)
 
 
 def band_colour(band: str) -> QColor:
@@ -83,10 +85,11 @@ class Drawn:
         return [(k, cause, n, segment) for kind, k, cause, n, segment in self.shapes() if kind == "write"]  # type: ignore[misc]
 
 
-def idle_y(seconds: float, rect: QRectF) -> float:
-    """A gap's height on a log scale from 1 s to CAP, so seconds, minutes and hours all show."""
-    share = math.log1p(min(max(seconds, 0.0), CAP)) / math.log1p(CAP)
-    return rect.bottom() - rect.height() * share
+def idle_y(seconds: float, bottom: float, height: float) -> float:
+    """A gap's height on a log scale from 1 s to CAP, so seconds, minutes and hours all show, in a row `height` tall
+    ending at `bottom` (numbers, not the row's QRectF: read once a paint, not twice a request)."""
+    share = math.log1p(min(max(seconds, 0.0), CAP)) / LOG_CAP
+    return bottom - height * share
 
 
 class CacheLane:
@@ -148,7 +151,7 @@ class CacheLane:
                 painter.fillRect(rect, causes[cause])  # type: ignore[index]
         # The lifetimes across the idle row, labelled at its right end.
         for seconds, label in zip(GAP_MARKS, ("5 min", "1 h")):
-            y = idle_y(seconds, idle)
+            y = idle_y(seconds, idle.bottom(), idle.height())
             painter.setPen(QPen(band_colour("past_5m" if label == "5 min" else "past_1h"), 1, Qt.PenStyle.DashLine))
             painter.drawLine(QPointF(idle.left(), y), QPointF(idle.right(), y))
             drawn.lines.append((label, y))
@@ -199,21 +202,25 @@ def _shapes(
     start, slot = slots
     pad = max(slot * 0.15, 0.5)
     width = max(slot - 2 * pad, 1.0)
-    idle_bottom = idle.bottom()
+    # The rows' edges read once, not once a shape (a QRectF's bottom and height are calls into Qt).
+    idle_bottom, idle_height = idle.bottom(), idle.height()
+    written_bottom, written_height = written.bottom(), written.height()
+    edge = right + 0.5
     for index, gap_s, wrote, causes in lane_cells(rows):  # a cache report's rows read as they are, no LaneRow made
         inner_left = start + index * slot + pad
-        if inner_left < left or inner_left + width > right + 0.5:  # out of the zoomed timeline's view
+        if inner_left < left or inner_left + width > edge:  # out of the zoomed timeline's view
             continue
         if gap_s is not None and (passed := gap_band(gap_s)) is not None:
-            y = idle_y(gap_s, idle)
+            y = idle_y(gap_s, idle_bottom, idle_height)
             yield ("gap", index, gap_s, passed, QRectF(inner_left, y, width, max(idle_bottom - y, 1.0)))
         if wrote and most:
             # The height grows as the square root of what was written, so a small append still shows beside
-            # the first write; the segments split it by cause.
-            y, total = written.bottom(), written.height() * math.sqrt(wrote / most)
-            for cause in WRITE_CAUSES:
+            # the first write; the segments split it by cause, bottom up in WRITE_CAUSES' order (a write of one
+            # cause, nearly every one, read without asking each cause).
+            y, total = written_bottom, written_height * math.sqrt(wrote / most)
+            for cause in causes if len(causes) == 1 else WRITE_CAUSES:
                 n = causes.get(cause, 0)
-                if not n:
+                if not n or cause not in WRITE_ORDER:
                     continue
                 h = total * n / wrote
                 yield ("write", index, cause, n, QRectF(inner_left, y - h, width, h))
