@@ -20,7 +20,11 @@ from typing import Any, Generic, TypeVar, overload
 T = TypeVar("T")
 _new = object.__new__
 
-SHIFT = 8  # read at each call, so tests can make chunks small (tests/core/model/test_shared.py small_chunks)
+# 64 items: a request's view, and so each of its layout's lists, is a few hundred items on a session its compactions
+# bound, which 256 kept in the last partial chunk, so each list a request grew copied (and later freed) the whole list;
+# 64 copies at most 63 (the calibrating measure and three strategies' measures 0.966 of their instructions against 256,
+# 0.975 at 128, 0.977 at 32; docs/performance.md, measure20).
+SHIFT = 6  # read at each call, so tests can make chunks small (tests/core/model/test_shared.py small_chunks)
 CHUNK = 1 << SHIFT  # items per whole chunk: growing copies at most this many old items and len/CHUNK pointers
 MASK = CHUNK - 1
 
