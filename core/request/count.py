@@ -117,6 +117,9 @@ class Counter(Tokenising):
         self._images: dict[Any, int] = {}  # a block's image tokens by its memo key, until its body is counted
         self._texts: dict[bytes, int] = {}  # plain texts counted apart (a response's thinking), by their SHA-256
         self._recent: list[Laid] = []
+        # The last head's part with the head and system it was counted for (their objects): the next layout's head is
+        # that same tuple unless the system, tools or stable mark changed (count_step.lay_out), and its part the same.
+        self._head_part: tuple | None = None
         self._sizes: list[int] = []  # each recent view's length, asked once when kept (a Shared's len is a Python call)
         self._serial = 0
         # One thread by default: on this 2-core machine, shared with other work, tiktoken's thread
@@ -142,6 +145,7 @@ class Counter(Tokenising):
         their unseen parts so, and are forgotten (a followed file's rate moves as its reports come)."""
         if rate == self.unseen_rate:
             return
+        self._head_part = None  # its system messages' unseen parts count at the new rate
         if self.unseen_rate is not None:
             self.clear()
         self.unseen_rate = rate
@@ -263,17 +267,24 @@ class Counter(Tokenising):
             if p == len(base.messages) == size:
                 laid.refs = base.refs  # the same messages: the same references (core.request.count_splice)
         kept = laid.kept + 1 if base is not None and base.head == laid.head else 0
-        return self._remembered(laid, kept)
+        return self._remembered(laid, kept, size)
 
-    def _remembered(self, laid: Laid, kept: int) -> Measurement:
+    def _remembered(self, laid: Laid, kept: int, size: int | None = None) -> Measurement:
         """Keep `laid` among the recent layouts and measure it: the head (system and tools) plus its blocks."""
-        keep = len(self._recent) - self.KEEP + 1  # the oldest let go when KEEP are kept; each view's length kept beside it
-        self._recent, self._sizes = self._recent[max(keep, 0) :] + [laid], self._sizes[max(keep, 0) :] + [len(laid.messages)]
-        head_key, _, head_glue = laid.head
-        head_owner = laid.system[0] if laid.system else None
-        head = new_part(head_owner, "system", self._lookup(head_key, head_glue) + self.system_extra(laid.system))
-        total = head.tokens + laid.total
-        return Measurement(total, Headed(head, laid.parts), laid.serial, laid.since, kept, laid)
+        recent, sizes = self._recent, self._sizes
+        if len(recent) >= self.KEEP:  # the oldest let go when KEEP are kept; each view's length kept beside it
+            del recent[0], sizes[0]
+        recent.append(laid)
+        sizes.append(len(laid.messages) if size is None else size)
+        last = self._head_part
+        if last is not None and last[0] is laid.head and last[1] is laid.system:
+            head = last[2]  # the head laid out from the last one's (nearly every request): its part as it was
+        else:
+            head_key, _, head_glue = laid.head
+            head_owner = laid.system[0] if laid.system else None
+            head = new_part(head_owner, "system", self._lookup(head_key, head_glue) + self.system_extra(laid.system))
+            self._head_part = (laid.head, laid.system, head)
+        return Measurement(head.tokens + laid.total, Headed(head, laid.parts), laid.serial, laid.since, kept, laid)
 
     def _replaced(self, base: Laid, messages: Sequence[Message], found: tuple, record, policy, first_round) -> Measurement:
         """A view that differs from `base` by one result's copy (core.request.count_step.one_replaced): every block but
@@ -318,15 +329,21 @@ class Counter(Tokenising):
     def _count_laid(self, laid: Laid, record, policy, first_round, n: int | None = None) -> None:
         """Count the blocks from laid.kept on (`n` of them, else all): tokenise new bodies, then fill parts and running counts."""
         start = laid.kept
-        # The blocks to count as plain lists, indexed from `start`: reading a Shared item by item costs a call each.
-        flat, keys = list(islice(laid.flat.since(start), n)), list(islice(laid.keys.since(start), n))
+        fresh = laid.fresh
+        if fresh is not None and n is None:  # the lists lay_out made them from: not read back out of the Shareds
+            flat, keys, roles = fresh
+            laid.fresh = None
+        else:
+            # The blocks to count as plain lists, indexed from `start`: reading a Shared item by item costs a call each.
+            # The role of the block after the n closes the last one's glue.
+            flat, keys = list(islice(laid.flat.since(start), n)), list(islice(laid.keys.since(start), n))
+            roles = list(islice(laid.roles.since(start), None if n is None else n + 1))
         bodies = self._memo(laid.inputs[2])
         new_keys, texts, ready = self._new_bodies(laid, flat, keys, bodies, record, policy, first_round)
         self._tokenise(new_keys, texts, bodies)
         for key, made in ready.items():
             bodies[key] = made + self._images.pop(key, 0)
-        # The role of the block after the n closes the last one's glue.
-        self._fill_parts(laid, flat, keys, list(islice(laid.roles.since(start), None if n is None else n + 1)), bodies)
+        self._fill_parts(laid, flat, keys, roles, bodies)
 
     def _new_bodies(self, laid: Laid, flat: list, keys: list, bodies: dict, record, policy, first_round) -> tuple[list, list, dict]:
         """The memo keys and texts to tokenise for laid's blocks from laid.kept on (its head's too), in two lists, and the
@@ -580,6 +597,7 @@ class Counter(Tokenising):
                 mine.setdefault(key, count)
 
     def clear(self) -> None:
+        self._head_part = None
         self._recent.clear()
         self._sizes.clear()
         self._bodies.clear()

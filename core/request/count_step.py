@@ -29,7 +29,7 @@ from foldscope.core.model import shared_start as _shared
 from foldscope.core.model.canonical import canonical_bytes
 from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import FullRecord, Message
-from foldscope.core.model.shared_start import Shared, grown
+from foldscope.core.model.shared_start import Shared
 from foldscope.core.request import long_pieces
 from foldscope.core.request.compile import IncludedRound, Plan, canonical, render_block, request_head, result_text, value_text
 from foldscope.core.request.plan import (
@@ -87,6 +87,9 @@ class Laid:
     # The view's references by id (core.request.count_splice.Refs), counted when a splice is first tried from it;
     # False: an id is in it twice, so none is.
     refs: Any = field(default=None, repr=False)
+    # The blocks, keys and roles from `kept` on as lay_out made them, as lists, until the counter counts them
+    # (core.request.count.Counter._count_laid), which read them back out of the Shareds otherwise.
+    fresh: tuple | None = field(default=None, repr=False)
 
 
 def places(laid: Laid) -> dict:
@@ -472,7 +475,9 @@ def lay_out(
         head_t = (("head", head), head, head_glue)
     # The block before the re-planned ones keeps its key but may change its glue: it is counted again.
     kept = max(k - 1, 0) if base is not None else 0
-    keys = grown(base.keys if base is not None else None, kept, keys_of(record, flat.since(kept)))
+    fresh_flat = list(flat.since(kept))
+    fresh_keys = keys_of(record, fresh_flat)
+    keys = base.keys.grown(kept, fresh_keys) if base is not None else Shared(fresh_keys)
     if isinstance(messages, Shared):
         view = messages  # immutable: kept as it is
     elif base is not None:
@@ -492,7 +497,7 @@ def lay_out(
     notes, ends, members, _, marked, _, _ = placed if placed is not None else ([], [], [], None, {}, None, None)
     return Laid(
         serial, inputs, view, seq, system, aruns, flat, roles, keys, parts, cum, notes, ends, members, marked, head_t, stable, kept, since,
-        irregular, kept_tokens=kept_tokens,
+        irregular, kept_tokens=kept_tokens, fresh=(fresh_flat, fresh_keys, list(roles.since(kept))),
     )  # fmt: skip
 
 

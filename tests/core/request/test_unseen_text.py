@@ -89,3 +89,20 @@ def test_the_predicted_inputs_p90_on_the_sanitised_files_is_no_worse_than_the_tr
     assert len(pool.paired.values) >= 100
     assert pool.paired.p90 <= pool.trivial.p90
     assert pool.paired.p90 <= 0.04
+
+
+def test_a_head_laid_out_from_the_view_before_counts_its_system_at_the_rate_now_in_force():
+    # The counter keeps the last head's part for the next view laid out from it (the same head and system); a rate
+    # set between the two views moves what the system's marker counts, so the part is counted again.
+    marker = "[REDACTED_OUTPUT len=4000 sha=9a9d94de]"
+    system = Message("s", "system", None, {"text": marker}, {UNSEEN_TEXT: [unseen_part(marker, 4000)]})
+    first = [system, Message("i", "instruction", None, {"instruction": "hello"})]
+    grown = [*first, Message("a", "assistant", None, {"text": "hi"})]
+    counter = Counter()
+    counter.count(first)  # no rate: the marker is its own text
+    counter.use_unseen_rate(0.3)
+    fresh = Counter()
+    fresh.use_unseen_rate(0.3)
+    m = counter.measure(grown)
+    assert m.since >= 0  # laid out from the view before, its head tuple kept
+    assert m.count == fresh.count(grown) != Counter().count(grown)
