@@ -207,15 +207,8 @@ class Counter(Tokenising):
         marks: bool = True,
     ) -> Measurement:
         """The count and each message's part of it (`marks=False`: as compiled without cache marks)."""
-        inputs = (
-            id(record),
-            record,
-            policy_key(policy),
-            policy.caching if policy else None,
-            id(tools),
-            first_round if policy is not None and policy.caching else None,
-            marks,
-        )
+        caching = policy is not None and policy.caching  # a property: asked once a request, not four times
+        inputs = (id(record), record, policy_key(policy), caching if policy else None, id(tools), first_round if caching else None, marks)
         size = len(messages)
         recent, sizes = self._recent, self._sizes
         for i in range(len(recent) - 1, -1, -1):
@@ -227,24 +220,24 @@ class Counter(Tokenising):
                 return self._replaced(state, messages, found, record, policy, first_round)
         # The recent view this one shares the longest start with (the same objects, rendered alike): the longest first,
         # of two as long the one kept first (a stable sort by length, as before).
-        base, p = None, 0
+        base, p, based = None, 0, 0  # based: base's length (a Shared's len is a Python call)
         for i in sorted(range(len(recent)), key=sizes.__getitem__, reverse=True):
             if sizes[i] <= p:
                 break  # no shorter view can share more
             state = recent[i]
             n = shared(state, messages, inputs)
             if n > p:
-                base, p = state, n
+                base, p, based = state, n, sizes[i]
         plain = plain_key(policy, first_round)
         self._serial += 1
 
         def keys_of(rec, specs):
             return memo_keys(specs, rec, policy, first_round, plain)
 
-        if base is not None and p < len(base.messages) and p < size:  # parts from base: perhaps only a few messages differ
+        if base is not None and p < based and p < size:  # parts from base: perhaps only a few messages differ
             splice = spliced(
                 base, messages, p, inputs, self._serial, record=record, tools=tools, first_round=first_round,
-                caching=policy is not None and policy.caching, keys_of=keys_of,
+                caching=caching, keys_of=keys_of,
             )  # fmt: skip
             if splice is not None:
                 return self._spliced(base, splice, record, policy, first_round)
@@ -263,8 +256,9 @@ class Counter(Tokenising):
         )
         self._count_laid(laid, record, policy, first_round)
         if base is not None and laid.since == base.serial:
-            laid.top = carried_top(base, laid.kept)
-            if p == len(base.messages) == size:
+            if base.top is not None:  # carried_top's answer otherwise: None, worked out when asked
+                laid.top = carried_top(base, laid.kept)
+            if p == based == size:
                 laid.refs = base.refs  # the same messages: the same references (core.request.count_splice)
         kept = laid.kept + 1 if base is not None and base.head == laid.head else 0
         return self._remembered(laid, kept, size)
@@ -428,7 +422,7 @@ class Counter(Tokenising):
         start = laid.kept
         parts: list[Part] = []
         cum: list[int] = []
-        total = kept_total(laid)
+        total = laid.kept_tokens if laid.kept_tokens is not None else kept_total(laid)  # kept_total's first answer, in-line
         # A chunk's total is kept when block `edge` (its last) is counted (Laid.cum: one a chunk, not one a block).
         edge = ((start >> _shared.SHIFT) + 1 << _shared.SHIFT) - start - 1
         glues = self._glue

@@ -437,7 +437,7 @@ def lay_out(
 
     Parts and counts are left for the counter to fill from index `kept` on (`parts`/`cum` hold the kept ones).
     """
-    caching = policy is not None and policy.caching
+    caching = bool(inputs[3])  # policy.caching, as Counter.measure put it among the inputs (a property, asked once)
     ext = _extension(base, p, messages, record) if base is not None and not base.irregular else None
     new: list[Message]
     appended = False  # the view adds to base's and is re-planned from base's end (_extension's first case)
