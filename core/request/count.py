@@ -28,15 +28,11 @@ from foldscope.core.model.unseen_text import UNSEEN_TEXT
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import (
     IncludedRound,
-    Plan,
-    canonical,
     full_key,
     make_plan,
     memo_key,
     memo_keys,
     plain_key,
-    render_block,
-    request_head,
     short_key,
 )
 from foldscope.core.request.count_memo import BodiesMemo
@@ -59,6 +55,7 @@ from foldscope.core.request.count_step import (
     text_key,
 )
 from foldscope.core.request.count_texts import PARALLEL_CHARS, Tokenising  # noqa: F401 - PARALLEL_CHARS: its old home
+from foldscope.core.request.count_whole import fill_whole, is_head, whole_layout
 from foldscope.core.request.counting.backend import Backend
 from foldscope.core.request.measurement import (  # noqa: F401 - Part and Measurement re-exported: the counter's results
     Measurement,
@@ -470,9 +467,9 @@ class Counter(Tokenising):
     ) -> Measurement:
         """The same measurement from the whole plan (core.request.compile.make_plan), never extending: the reference."""
         plan = make_plan(messages, record=record, policy=policy, tools=tools, first_round=first_round, marks=marks)
-        layout = self._layout(plan, record, policy, tools, first_round)
         bodies = self._memo(policy_key(policy))
-        self._fill(layout, bodies)
+        layout = whole_layout(self, plan, bodies, record, policy, tools, first_round)
+        fill_whole(self, layout, bodies)
         head_owner = plan.system[0] if plan.system else None
         parts: list[Part] = []
         for key, _, glue, message in layout:
@@ -494,50 +491,14 @@ class Counter(Tokenising):
         """The counted text cut into the pieces this counter counts separately (for tests)."""
         plan = make_plan(messages, record=record, policy=policy, tools=tools, first_round=first_round)
         out: list[str] = []
-        for _, body, glue, _ in self._layout(plan, record, policy, tools, first_round, every_body=True):
+        bodies = self._memo(policy_key(policy))
+        for _, body, glue, _ in whole_layout(self, plan, bodies, record, policy, tools, first_round, every_body=True):
             out.extend(p for p in (body, glue) if p)
         return out
 
-    def _layout(self, plan: Plan, record, policy, tools, first_round=None, every_body: bool = False) -> list[tuple]:
-        """(memo key, body text or None when memoised, glue text, message) for the head and each block, in order."""
-        bodies = self._memo(policy_key(policy))
-        head = request_head(plan, tools)  # the cut before `messages` keeps the tools and system head apart from the turns
-        out: list[tuple] = [(("head", head), head, 'messages":[' + ('{"content":[{"' if plan.turns else "]}"), None)]
-        for ti, (role, blocks) in enumerate(plan.turns):
-            last_turn = ti == len(plan.turns) - 1
-            for bi, spec in enumerate(blocks):
-                key = memo_key(spec, record, policy, first_round)
-                block_type = "tool_use" if spec.tag == "tool_use" else "tool_result" if spec.tag == "tool_result" else "text"
-                glue = f'type":"{block_type}"}}'
-                body = None
-                if every_body or key not in bodies:
-                    text = canonical(render_block(spec, record, policy, first_round))
-                    if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
-                        raise AssertionError(f"block does not end with its type: {text[:80]}")
-                    body = text[2 : len(text) - len(glue)]
-                    self._images[key] = self._extra(spec)
-                if bi < len(blocks) - 1:
-                    glue += ',{"'
-                elif not last_turn:
-                    glue += f'],"role":"{role}"}},{{"content":[{{"'
-                else:
-                    glue += f'],"role":"{role}"}}]}}'
-                out.append((key, body, glue, spec.message))
-        return out
-
-    def _fill(self, layout: list[tuple], bodies: dict[Any, int]) -> None:
-        """Tokenise every new segment of a whole layout (its blocks' into `bodies`, the memo of its policy key)."""
-        new: dict[Any, str] = {}
-        for key, body, _, _ in layout:
-            if body is None or key in new:
-                continue
-            if (key[1] not in self._heads) if _is_head(key) else (key not in bodies):
-                new[key] = body
-        self._tokenise(list(new), list(new.values()), bodies)
-
     def _lookup(self, key, glue: str, bodies: dict[Any, int] | None = None) -> int:
         """A head's tokens, or a block body's from `bodies` (the memo of its policy key), with its glue's."""
-        n = self._heads[key[1]] if bodies is None or _is_head(key) else bodies[key]
+        n = self._heads[key[1]] if bodies is None or is_head(key) else bodies[key]
         if glue:
             g = self._glue.get(glue)
             if g is None:
@@ -600,11 +561,6 @@ class Counter(Tokenising):
         self._glue_by_kind.clear()
         self._heads.clear()
         self._images.clear()
-
-
-def _is_head(key: Any) -> bool:
-    """Whether a key of a layout is its head's (("head", text)), not a block's memo key (a message or a block_key)."""
-    return type(key) is tuple and key[0] == "head"
 
 
 def count_text(text: str) -> int:

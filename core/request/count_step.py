@@ -432,11 +432,9 @@ def lay_out(
     marks: bool,
     keys_of: Callable[[Any, Iterable[BlockSpec]], list],
 ) -> Laid:
-    """The view's blocks and keys, re-planned from where it parts from `base` (which shares its first `p`
-    messages) when that is exact, else whole.
-
-    Parts and counts are left for the counter to fill from index `kept` on (`parts`/`cum` hold the kept ones).
-    """
+    """The view's blocks and keys, re-planned from where it parts from `base` (which shares its first `p` messages) when
+    that is exact, else whole. Parts and counts are left for the counter to fill from index `kept` on (`parts`/`cum`
+    hold the kept ones)."""
     caching = bool(inputs[3])  # policy.caching, as Counter.measure put it among the inputs (a property, asked once)
     ext = _extension(base, p, messages, record) if base is not None and not base.irregular else None
     new: list[Message]

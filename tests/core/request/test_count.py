@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.request.compile import compile_request, counted_text
 from foldscope.core.request.count import Counter, estimate
+from foldscope.core.request.count_whole import whole_layout
 from foldscope.core.request.tokens import count_text
 from tests.core.session_strategies import TEXT, also_in_small_chunks, records, views
 
@@ -63,7 +64,7 @@ def test_equal_texts_are_tokenised_once_and_every_block_counts_as_its_own_text(t
     assert got.count == count_text(counted_text(compile_request(msgs)))
     from foldscope.core.request.compile import make_plan
 
-    pieces = Counter()._layout(make_plan(msgs), None, None, None, every_body=True)  # (key, body, glue, message)
+    pieces = whole_layout(Counter(), make_plan(msgs), {}, None, None, None, every_body=True)  # (key, body, glue, message)
     assert [p.tokens for p in got.parts] == [count_text(body) + count_text(glue) for _, body, glue, _ in pieces]
     bodies = {'text":' + json.dumps(t, ensure_ascii=False) + ',"' for t in texts if t}
     head = len('{"')
