@@ -235,9 +235,9 @@ def _attributed(request: Request, m: Measured, last: Request, gap: float | None,
     parted = cached if rewrite is None else _mark_at_or_before(marks, min(rewrite.position, cached))
     start, end = u.cache_read, u.cache_read + u.cache_write
     spans: list[Span] = []
-    reason = miss_reason_of(request)
     # Before the parting: an unchanged prefix written again, split where its one-hour part ends.
-    for lo, hi, lifetime in ((0, min(one_hour_end, parted), "1h"), (min(one_hour_end, parted), parted, "5m")):
+    split = min(one_hour_end, parted)
+    for lo, hi, lifetime in ((0, split, "1h"), (split, parted, "5m")):
         a, b = max(start, lo), min(end, hi)
         if b > a:
             spans.append(Span(_unchanged_cause(since, lifetime, read_inside=start > lo), a, b))
@@ -249,7 +249,6 @@ def _attributed(request: Request, m: Measured, last: Request, gap: float | None,
     if end > a:
         spans.append(Span("append", a, end))
     causes = [s.cause for s in spans]  # up to four spans: a list asked twice, where a generator each time cost more
-    has_rewrite = "rewrite" in causes
     return RequestCauses(
         request.index,
         u,
@@ -257,9 +256,9 @@ def _attributed(request: Request, m: Measured, last: Request, gap: float | None,
         gap,
         since,
         cached,
-        tuple(_merged(spans)),
-        rewrite if has_rewrite else None,
-        reason if "provider" in causes else None,
+        tuple(_merged(spans) if len(spans) > 1 else spans),  # one span, nearly every request: nothing to sort or merge
+        rewrite if "rewrite" in causes else None,
+        miss_reason_of(request) if "provider" in causes else None,  # read only where a provider's write is named
         one_hour_end,
     )
 

@@ -284,3 +284,24 @@ def test_the_mark_a_rewrite_parts_at_is_the_last_earlier_mark_at_or_before_its_p
         marks.update((read, read + write))
         assert kept == sorted(marks)
         assert _mark_at_or_before(kept, limit) == max(x for x in marks if x <= limit)
+
+
+def test_a_requests_miss_reason_is_read_only_where_its_write_names_the_providers_miss(monkeypatch):
+    # Quoted only on a provider's miss (miss_reason): asked of no other request, which at 50,000 requests is each one's
+    # attribute read for nothing on the window's path to its counted document.
+    from foldscope.core.forensics import causes
+
+    asked: list[int] = []
+    real = causes.miss_reason_of
+    monkeypatch.setattr(causes, "miss_reason_of", lambda request: asked.append(request.index) or real(request))
+    missed, _ = two_requests(30, one_hour=False, cache_miss_reason="messages_changed")
+    expired, _ = two_requests(7 * 60, one_hour=False, cache_miss_reason="messages_changed")
+    assert cache_report(missed).rows[1].causes.miss_reason == "messages_changed" and asked == [1]
+    assert cache_report(expired).rows[1].causes.miss_reason is None and asked == [1]  # an expired write: not asked
+
+
+def test_a_write_of_one_span_is_that_span_and_of_several_they_are_merged_in_order():
+    s, (c0, c1) = two_requests(7 * 60, one_hour=False)
+    first, second = (r.causes.spans for r in cache_report(s).rows)
+    assert [(x.cause, x.start, x.end) for x in first] == [("first", 0, c0)]
+    assert [(x.cause, x.start, x.end) for x in second] == [("expired", 0, c0), ("append", c0, c1)]
