@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
-from itertools import compress, count, islice
+from itertools import chain, compress, count, islice
 from operator import is_not
 from typing import Any, NamedTuple
 
@@ -122,9 +122,6 @@ class Layouts:
         self.protected = included_ids(measure.session)
         self._laid: _Laid | None = None  # the last layout
         self._estimated: tuple[Sequence[Message], Measurement] | None = None  # the view estimate() measured last
-        # Each block key of the last layout -> its position (a view holds a message once, so keys are unique); kept
-        # as layouts change, so finding the last request's tail costs what changed, not a search back.
-        self._where: dict[Any, int] = {}
         self._alone: dict[str, float] = {}
         self.head = recorded_head(measure, report) if head is None else head
         # Where the compaction strategy compacts, when an agent's own knob puts it (tune --compact-at); None: at the
@@ -258,21 +255,12 @@ class Layouts:
                 notes.append(i)
             if key in protected:
                 members.append(i)
-        where = self._where
         if prev is not None and keep:  # the kept blocks' keys and ends are shared with the layout before, not copied
             at = keep + shift
-            old = prev.keys
-            laid_keys, laid_ends = old.grown(at, keys), prev.ends.grown(at, ends)
-            if len(old) > at:  # the blocks not kept leave
-                for i, key in enumerate(since(old, at), at):
-                    if where.get(key) == i:
-                        del where[key]
-            where.update(zip(keys, count(at)))
+            laid_keys, laid_ends = prev.keys.grown(at, keys), prev.ends.grown(at, ends)
         else:
             laid_keys = Shared([HIDDEN_HEAD, *keys] if shift else keys)
             laid_ends = Shared([hidden, *ends] if shift else ends)
-            where.clear()
-            where.update(zip(laid_keys, count()))
         self._laid = _Laid(m.serial, laid_keys, laid_ends, notes, members, totals, m.parts, shift, head_key)
         return laid_keys, laid_ends
 
@@ -289,7 +277,7 @@ class Layouts:
         places = replay_places(
             n,
             isinstance(first, tuple),
-            None if previous_tail is None else self._where.get(previous_tail),
+            None if previous_tail is None else self.position(previous_tail),
             notes[-1] + shift if notes else None,
             members[-1] + shift if members else None,
             LOOKBACK,
@@ -297,8 +285,21 @@ class Layouts:
         return tuple([_MARKS.get((b, lifetime)) or _mark(b, lifetime) for b, lifetime, _ in places])
 
     def position(self, key: Any) -> int | None:
-        """Where block `key` is in the last layout (hidden head counted), None when it is not there."""
-        return self._where.get(key)
+        """Where block `key` is in the last layout (hidden head counted), None when it is not there. Searched from the
+        end a chunk at a time, in C (a view holds a message once, so keys are unique): the key marks() asks for, the
+        last request's tail, is among the last few blocks, where keeping every key's place in a dict cost a request
+        the re-laid blocks' removals and additions."""
+        laid = self._laid
+        if laid is None:
+            return None
+        keys = laid.keys
+        end = len(keys)  # where the chunk searched ends
+        for chunk in chain((keys.last,), reversed(keys.chunks)):  # the last, partial chunk, then the whole ones, newest first
+            try:
+                return end - 1 - chunk[::-1].index(key)  # each chunk read from its end
+            except ValueError:
+                end -= len(chunk)
+        return None
 
 
 def place_marks(

@@ -331,3 +331,29 @@ def test_a_layout_is_of_the_view_asked_not_of_the_view_estimated_before_it():
     assert fast.laid(shorter) == whole.laid(shorter)
     fast.estimate(shorter)
     assert fast.laid(list(longer)) == whole.laid(longer)
+
+
+@pytest.mark.parametrize("head", [0, 3_000])
+def test_a_blocks_position_is_found_in_whichever_chunk_of_the_layout_holds_it(head):
+    # Layouts.position searches the last layout's keys a chunk at a time from the end (the last request's tail, what
+    # marks() asks for, is among the last blocks): with chunks of four keys, every block of a layout that spans many
+    # chunks, and every block that left it, is found where the whole layout's search finds it.
+    from foldscope.core.model.shared_start import small_chunks
+
+    session = generate(rounds=12)
+    record = list(session.record)
+    with small_chunks(2):
+        fast = Layouts(under(session, ceiling=50_000, caching=True), head=head, scale=1.25)
+        whole = WholeLayouts(under(session, ceiling=50_000, caching=True), head=head, scale=1.25)
+        seen: set = set()
+        for n in (3, 9, 10, 17, 30, len(record)):
+            view = record[:n]
+            if n == 17:  # a span folded into a note: the blocks after it are laid again, the folded ones leave
+                view = view[:4] + [Message("note", "note", None, {"assistant_response": "folded"})] + view[9:]
+            got, want = fast.layout(view, (), None), whole.layout(view, (), None)
+            assert (got.keys, got.ends) == (want.keys, want.ends)
+            seen.update(want.keys)
+            assert len(got.keys) >= 12 or n < 17  # the layouts from the fold on span three chunks or more
+            for key in seen:
+                assert fast.position(key) == whole.position(key)
+                assert fast.marks(key) == whole.marks(key)
