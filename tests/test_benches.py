@@ -49,6 +49,11 @@ SMOKES = (
         (r"format +n +predicted p50 +p90 paired p90 +trivial p50", r"\nclaude_code +\d+ ", r"a session's first reported request"),
         corpus=True,
     ),
+    Smoke(
+        "bench_counter_calls.py",
+        ("{file}", "--before", "{before}", "--rounds", "1", "--passes", "1"),
+        (r"round 1 after: \d+ calls, least CPU [\d.]+ s", r"after / before [\d.]+ \(same counts\)"),
+    ),
     Smoke("bench_child_start.py", ("--starts", "1", "--rounds", "1"), (r"round 1: first answer .* s wall .*, child CPU .* s",)),
     Smoke(
         "bench_count.py",
