@@ -324,3 +324,36 @@ def test_the_session_id_cwd_and_version_are_each_the_first_line_to_name_them(tmp
         reader.feed(number, 0, value)
     assert (reader.session_id, builder.extras["cwd"], builder.extras["agent_version"]) == ("s1", "/first", "2.0.1")
     assert not reader.heads_wanted
+
+
+# A usage figure of every kind: counts in range and at its edges, and each kind usage_figures refuses.
+FIGURES = st.one_of(st.integers(0, 2**63 - 1), st.sampled_from([0, 2**63 - 1, 2**63, -1, True, False, 1.0, "3", None, [1], {}]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens", "service_tier"]),
+        FIGURES,
+    ),
+    st.one_of(st.none(), st.just("x"), st.dictionaries(st.just("ephemeral_1h_input_tokens"), FIGURES)),
+)
+def test_a_usage_of_counts_reads_as_the_checked_figures_read_it(raw, creation):
+    """claude_code_fields.usage_of reads a usage whose figures are all counts (ints in range, or absent) straight; any
+    usage, so read or not, gives the Usage and the warnings the checked figures (usage_figures) give."""
+    from foldscope.core.formats.claude_code_fields import usage_of
+    from foldscope.core.model.session import Usage, bad_usage_warning, usage_figures
+
+    if creation is not None:
+        raw["cache_creation"] = creation
+    got, bad = usage_figures(raw, ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"))
+    hour, bad_1h = usage_figures(creation if isinstance(creation, dict) else {}, ("ephemeral_1h_input_tokens",))
+    expected = None
+    if not bad and not bad_1h:
+        write = got["cache_creation_input_tokens"]
+        expected = Usage(
+            got["input_tokens"], got["cache_read_input_tokens"], write, got["output_tokens"], min(hour["ephemeral_1h_input_tokens"], write)
+        )
+    warned: list[str] = []
+    assert usage_of(raw, warned.append) == expected
+    assert warned == ([bad_usage_warning(bad + bad_1h)] if bad or bad_1h else [])
