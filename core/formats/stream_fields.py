@@ -20,9 +20,13 @@ def parse_time(value: Any) -> float | None:
     if value == last[0]:
         return last[1]
     got = None
-    day = _last_day  # read once: another thread may replace it between the question and the answer
-    if len(value) == 24 and value[23] == "Z" and value[:11] == day[0]:
-        got = _in_day(value, day[1])
+    if len(value) == 24 and value[23] == "Z":
+        # read once: another thread may replace them between the question and the answer
+        minute, day = _last_minute, _last_day
+        if value[:17] == minute[0]:  # most lines are seconds apart: in the minute read last, two fields to read
+            got = _in_minute(value, minute[1])
+        elif value[:11] == day[0]:
+            got = _in_day(value, day[1])
     if got is None:
         got = _parse_time(value)
     _remember_time(value, got)
@@ -80,13 +84,29 @@ _MILLIS = {f"{n:03d}": n * 1000 for n in range(1000)}
 
 def _in_day(value: str, day: int | None) -> float | None:
     """`value` (24 characters, ending in Z) as epoch seconds from its day's microseconds: None where it is not
-    HH:MM:SS.mmm of ASCII digits within their ranges, which fromisoformat then reads (or refuses) as ever."""
+    HH:MM:SS.mmm of ASCII digits within their ranges, which fromisoformat then reads (or refuses) as ever. Its minute
+    is kept for the next times (_in_minute)."""
+    global _last_minute
     if day is None or value[13] != ":" or value[16] != ":" or value[19] != ".":
         return None
     h, m, s, ms = _HOURS.get(value[11:13]), _MINUTES.get(value[14:16]), _SECONDS.get(value[17:19]), _MILLIS.get(value[20:23])
     if h is None or m is None or s is None or ms is None:
         return None
+    _last_minute = (value[:17], day + h + m)  # replaced whole, as _last_day is
     return (day + h + m + s + ms) / 1_000_000
+
+
+def _in_minute(value: str, minute: int) -> float | None:
+    """`value` (24 characters, ending in Z, its first 17 the minute's `minute` microseconds were read from) as epoch
+    seconds: _in_day's sum, its day, hour and minute added once for the minute; None where _in_day gives None."""
+    s, ms = _SECONDS.get(value[17:19]), _MILLIS.get(value[20:23])
+    if s is None or ms is None or value[19] != ".":
+        return None
+    return (minute + s + ms) / 1_000_000
+
+
+# (the first 17 characters of a time, to its minute's colon; that minute's microseconds since the epoch), as _in_day read it
+_last_minute: tuple[Any, Any] = (None, None)
 
 
 def as_int(value: Any) -> int:

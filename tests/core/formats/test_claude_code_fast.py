@@ -222,7 +222,7 @@ def test_the_shortcut_takes_the_typed_prompts_of_a_plain_file(tmp_path, monkeypa
 @settings(max_examples=500, deadline=None)
 @given(st.lists(TIMES, min_size=1, max_size=8))
 def test_a_time_in_the_last_day_read_reads_as_fromisoformat_reads_it(times):
-    stream_fields._last_day = (None, None)  # a state of its own: no day read yet
+    stream_fields._last_day = stream_fields._last_minute = (None, None)  # a state of its own: no day read yet
     for value in times:
         assert repr(stream_fields.parse_time(value)) == repr(stream_fields._parse_time(value))
 
@@ -249,10 +249,41 @@ def test_a_time_in_the_last_day_read_reads_as_fromisoformat_reads_it(times):
     ],
 )
 def test_a_clock_in_the_day_read_last_reads_as_fromisoformat_reads_it(clock):
-    stream_fields._last_day = (None, None)  # a state of its own: no day read yet
+    stream_fields._last_day = stream_fields._last_minute = (None, None)  # a state of its own: no day read yet
     for day in ("2026-01-01", "1969-12-31", "0001-01-01", "9999-12-31"):
         stream_fields.parse_time(f"{day}T08:00:00.000Z")  # the day read, so the clock is read from it
         value = f"{day}T{clock}Z"
+        assert repr(stream_fields.parse_time(value)) == repr(stream_fields._parse_time(value))
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        "59.999",
+        "00.000",
+        "34.567",
+        "60.000",
+        "61.000",
+        "1a.000",
+        " 1.000",
+        "+1.000",
+        "٣٣.000",
+        "00x000",
+        "00,000",
+        "00.+12",
+        "00.1a2",
+        "00. 12",
+    ],
+)
+def test_a_time_in_the_minute_read_last_reads_as_fromisoformat_reads_it(second):
+    """A time whose first 17 characters (to its minute's colon) are the last time's read from its day is read from
+    that minute (stream_fields._in_minute): its seconds and milliseconds as fromisoformat reads them, or refused."""
+    stream_fields._last_day = stream_fields._last_minute = (None, None)  # a state of its own: no day read yet
+    for minute in ("2026-01-01T00:00", "1969-12-31T23:59", "0001-01-01T00:00", "9999-12-31T23:59", "2026-02-28T12:34"):
+        stream_fields.parse_time(f"{minute[:11]}08:00:00.000Z")  # the day read
+        stream_fields.parse_time(f"{minute}:00.000Z")  # and the minute, from it
+        assert stream_fields._last_minute[0] == f"{minute}:"
+        value = f"{minute}:{second}Z"
         assert repr(stream_fields.parse_time(value)) == repr(stream_fields._parse_time(value))
 
 
@@ -265,7 +296,7 @@ def test_fields_one_is_the_fields_of_a_one_key_dict():
 @settings(max_examples=200, deadline=None)
 @given(st.lists(TIMES, min_size=1, max_size=12))
 def test_a_time_text_read_again_gives_the_same_float_object_and_value(times):
-    stream_fields._last_day = (None, None)  # a state of its own: no day read yet
+    stream_fields._last_day = stream_fields._last_minute = (None, None)  # a state of its own: no day read yet
     for value in times:
         first = stream_fields.parse_time(value)
         again = stream_fields.parse_time("".join(value) if isinstance(value, str) else value)  # an equal text, not the same object
