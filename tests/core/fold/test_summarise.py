@@ -126,3 +126,18 @@ def test_a_calls_arguments_are_written_as_json_dumps_writes_them_unescaped_with_
     from foldscope.core.fold.summarise import _json
 
     assert _json(value) == (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=12) | st.integers() | st.none(), st.text(max_size=30) | st.integers() | st.none(), max_size=5))
+def test_a_flat_dict_of_strings_is_written_as_json_dumps_writes_it(value):
+    # The call's commonest arguments, a flat dict of strings, are written without the encoder: quotes, backslashes,
+    # control and non-ASCII characters, separators and key order as json.dumps(ensure_ascii=False) writes them; a key
+    # or value of another type is the encoder's.
+    import json
+
+    from foldscope.core.fold.summarise import _json
+
+    assert _json(value) == json.dumps(value, ensure_ascii=False, default=str)
+    flat = {str(k): str(v) for k, v in value.items()}
+    assert _json(flat) == json.dumps(flat, ensure_ascii=False, default=str)
