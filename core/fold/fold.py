@@ -294,11 +294,12 @@ class Fold:
         folded = [m for m in state.view if m.id in taken]
         own_calls = st.folded_calls(folded, record)
         summary = None
+        raised = False  # whether a summary raised the scale the standing view was measured at
         if stage in ("all", "reset"):
             carried = st.carried_calls(folded, record, note_calls(self.session))
             summary = self.summariser.summarise(projected_span(folded, record, self.policy), carried)
             if summary.scale and summary.scale > self.session.scale:
-                self.session.scale = summary.scale  # the before is measured at the scale now in force
+                self.session.scale, raised = summary.scale, True  # the before is measured at the scale now in force
             listed = carried
             text = st.note_text(len(folded), self.ceiling, listed, summary.text, summary.lists_calls)
         else:
@@ -306,7 +307,9 @@ class Fold:
             text = st.note_text(len(folded), self.ceiling, listed)
         note = st.make_note(text, folded, record, stage, self.new_id, self.clock(), span_digest(folded) if self.digests else None)
         record.append(note)  # a rejected note stays in the record, outside the view (Amendment 2)
-        before = self.estimate(state.view)
+        # The state keeps the standing view's estimate (a pass that does not land leaves both as they were): it is
+        # measured again only at a scale a summary raised.
+        before = self.estimate(state.view) if raised else state.estimate
         candidate = st.replace_with_note(state.view, chosen, note)
         after = self.estimate(candidate)
         landed = after < before

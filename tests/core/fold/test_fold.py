@@ -86,6 +86,19 @@ def test_the_fold_stops_at_the_first_pass_that_reaches_the_target():
     assert not any(r["target_reached"] for r in run.records[:-1])
 
 
+def test_each_pass_is_weighed_against_the_estimate_of_the_view_standing_before_it():
+    # The fold keeps the standing view's estimate across its passes rather than measuring it again: each record's
+    # before must still be what that view measures, after passes that landed, rolled back or clipped.
+    _, session = history()
+    fold = past_line(session, target=0.05)
+    standing = list(session.view)
+    run = fold.run()
+    assert {r["stage"] for r in run.records} >= {"tool_io", "clip", "all"}
+    for record, view in zip(run.records, run.views):
+        assert record["estimate_before"] == fold.estimate([session.record.get(i) for i in standing])
+        standing = view
+
+
 def test_a_note_records_the_index_of_the_first_message_it_replaced():
     _, session = history()
     run = past_line(session).run()
@@ -186,8 +199,10 @@ def check_rolled_back(curated: bool, scale: float | None) -> None:
     view = list(session.view)
     spy = Spy(text="A long summary that says more than the span did. " * 100, scale=scale)
     whole = fold_for(session, 10**9).estimate()
-    run = fold_for(session, whole, fold_at=0.8, target=0.3, summariser=spy).run()
+    fold = fold_for(session, whole, fold_at=0.8, target=0.3, summariser=spy)
+    run = fold.run()
     (record,) = [r for r in run.records if r["stage"] == "all"]
+    assert record["estimate_before"] == fold.estimate([session.record.get(i) for i in view])  # at the scale in force
     note = session.record[record["note_index"]]
     assert record["outcome"] == "rolled_back" and record["estimate_after"] >= record["estimate_before"]
     assert session.view == view  # exactly the ids it had, in order
