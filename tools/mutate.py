@@ -141,8 +141,8 @@ MUTANTS = [
     Mutant(
         "Amendment 2: before measured at the old scale",
         F,
-        "        before = self.estimate(state.view)\n        candidate",
-        "        before = state.estimate\n        candidate",
+        "        before = self.estimate(state.view) if raised else state.estimate\n",
+        "        before = state.estimate\n",
     ),
     Mutant(
         "Amendment 2: undelivered results fold",
