@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.request.compile import compile_request, counted_text
 from foldscope.core.request.count import Counter, estimate
-from foldscope.core.request.count_whole import whole_layout
+from foldscope.core.request.count_reference import whole_layout
 from foldscope.core.request.tokens import count_text
 from tests.core.session_strategies import TEXT, also_in_small_chunks, records, views
 
