@@ -157,9 +157,10 @@ class Fold:
     def maybe_fold(self, estimate: int | None = None) -> FoldRun | None:
         """Fold when the next request is at or past the line; None when it is under. `estimate`: the active view's,
         when the caller has just read it (nothing changes it until a fold runs)."""
-        if (self.estimate() if estimate is None else estimate) < self.line_tokens:
+        estimate = self.estimate() if estimate is None else estimate
+        if estimate < self.line_tokens:
             return None
-        return self.run("threshold")
+        return self.run("threshold", estimate=estimate)
 
     def prepare_request(self, estimate: int | None = None, *, check_calls: bool = True) -> tuple[list[FoldRun], Refusal | None]:
         """Before a request: a view carrying a tool call without its result is refused, the call named (D4); else
@@ -212,8 +213,10 @@ class Fold:
             unanswered=tuple(named),
         )
 
-    def run(self, reason: str = "threshold", observed: int | None = None) -> FoldRun:
-        """One fold toward the target; `observed` is a refused request's estimate, which calibrates it first."""
+    def run(self, reason: str = "threshold", observed: int | None = None, estimate: int | None = None) -> FoldRun:
+        """One fold toward the target; `observed` is a refused request's estimate, which calibrates it first.
+        `estimate`: the active view's at the scale in force, when the caller has just read it (maybe_fold's; a
+        refused run's calibration moves the scale, so it is given none)."""
         view = self.session.view_messages()
         # Through prepare_request `observed` is the fold's own estimate, so the calibration moves only by its rounding
         # up and the estimate stays at or past the ceiling, over the target, until a pass lands: there neither the
@@ -225,7 +228,7 @@ class Fold:
             if counted > 0:
                 self.calibration = max(self.calibration, observed / (counted * self.measure.scale))
         run = FoldRun(reason)
-        run.estimate_before = self.estimate(view)
+        run.estimate_before = self.estimate(view) if estimate is None else estimate
         state = _State(view, run.estimate_before)
         must_land = observed is not None
 

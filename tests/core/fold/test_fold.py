@@ -99,6 +99,18 @@ def test_each_pass_is_weighed_against_the_estimate_of_the_view_standing_before_i
         standing = view
 
 
+def test_a_fold_at_the_line_weighs_its_first_pass_against_the_estimate_its_caller_read():
+    # The caller's estimate of the view is the run's before: the standing view is not counted a second time.
+    _, session = history()
+    fold = past_line(session)
+    standing, count, counted = list(session.view), fold.count, []
+    fold.count = lambda messages: counted.append([m.id for m in messages]) or count(messages)
+    estimate = fold.estimate()
+    run = fold.maybe_fold(estimate)
+    assert run is not None and run.estimate_before == estimate
+    assert counted.count(standing) == 1 and counted[0] == standing
+
+
 def test_a_note_records_the_index_of_the_first_message_it_replaced():
     _, session = history()
     run = past_line(session).run()
