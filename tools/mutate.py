@@ -96,8 +96,8 @@ MUTANTS = [
     Mutant(
         "D4 line: at the line does not fold",
         F,
-        "if (self.estimate() if estimate is None else estimate) < self.line_tokens:",
-        "if (self.estimate() if estimate is None else estimate) <= self.line_tokens:",
+        "        if estimate < self.line_tokens:",
+        "        if estimate <= self.line_tokens:",
     ),
     Mutant("Amendment 1: one resume", F, "MAX_RESUMES = 2", "MAX_RESUMES = 1"),
     Mutant("Amendment 1: three resumes", F, "MAX_RESUMES = 2", "MAX_RESUMES = 3"),

@@ -96,7 +96,7 @@ class Scripted(Fold):
     def estimate(self, messages=None) -> int:
         return self.now
 
-    def run(self, reason="threshold", observed=None):
+    def run(self, reason="threshold", observed=None, estimate=None):
         from foldscope.core.fold.fold import FoldRun
 
         self.reasons.append(reason)
