@@ -49,6 +49,7 @@ from foldscope.core.model.session import FullRecord, Message  # noqa: E402
 from foldscope.core.request import tokens, vocabulary  # noqa: E402
 from foldscope.core.request.compile import compile_request, counted_text, make_plan  # noqa: E402
 from foldscope.core.request.count import Counter  # noqa: E402
+from foldscope.core.request.count_reference import whole_layout  # noqa: E402
 from foldscope.core.request.tokens import encoding  # noqa: E402
 
 WORDS = (
@@ -582,8 +583,9 @@ def main(argv: list[str] | None = None) -> int:
             f"two-core wall {other_time / cold_two:.2f}; wall measured {other_wall / cold_wall:.2f} (load {load:.1f})"
         )
     # The floor of a counter that memoises each block: the tokenizer on each body the Counter counts, one call each (the
-    # head and every block's body, as core.request.count.Counter._layout cuts them); the rest of a cold count is Python.
-    bodies = [body for _, body, _, _ in Counter()._layout(make_plan(view, record=record), record, None, None, every_body=True)]
+    # head and every block's body, as core.request.count_reference.whole_layout cuts them); the rest of a cold count is Python.
+    plan = make_plan(view, record=record)
+    bodies = [body for _, body, _, _ in whole_layout(Counter(), plan, {}, record, None, None, every_body=True)]
     count_one = tokens.counter()
     one_time, one_tokens = best(lambda: sum(map(count_one, bodies)), args.repeat)
     print(
