@@ -337,6 +337,24 @@ def test_a_child_starts_only_when_a_second_core_looks_free(monkeypatch, cores, i
     assert backend.free_core() is free
 
 
+@pytest.mark.parametrize("busy_here", [True, False])
+def test_this_process_s_own_threads_at_work_during_the_sample_leave_its_core_free(monkeypatch, busy_here):
+    """The idle sample counts this process's own CPU meanwhile as idle (the window's thread painting while its worker
+    asks): 0.3 of a core idle beside a core of its own work is a free core; 0.3 with none of its own is not."""
+    monkeypatch.setattr(backend.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+
+    def sample() -> float:
+        end = time.monotonic() + backend.SAMPLE_SECONDS
+        while busy_here and time.monotonic() < end:
+            pass  # this process's own work (any thread of it) during the sample
+        if not busy_here:
+            time.sleep(backend.SAMPLE_SECONDS)
+        return 0.3
+
+    monkeypatch.setattr(backend, "core_idle", sample)
+    assert backend.free_core() is busy_here
+
+
 def test_core_idle_reads_the_idle_share_of_the_machine_between_two_samples(monkeypatch, tmp_path):
     stat = tmp_path / "stat"
     samples = iter(
