@@ -58,8 +58,9 @@ def kept_parts(serial: int, parts: Sequence[Any], head_key: Any, m: Measurement,
     """How many leading parts of measurement `m` are those of the one laid out before (`serial`, its `parts` and its
     head's key): the counter's own `kept` when it laid `m` out from that one, else found by identity (the counter
     may have stepped from another view in between, as the band's estimate of the view before its commit). A part
-    that is the same object has the same message and tokens, so its block's key and end are the same; the head is
-    made afresh for every measurement, so it is kept when its key and tokens are."""
+    that is the same object has the same message and tokens, so its block's key and end are the same; the head's part
+    may be made afresh (the counter keeps it only from a view of the same head and system at the same rate), so it is
+    kept when its key and tokens are."""
     if m.since == serial and m.since >= 0:
         return m.kept
     if not parts or not m.parts:
@@ -170,7 +171,8 @@ class Layouts:
             # Measure.estimate's sum, from the measurement kept for the layout that mostly follows (band and
             # compaction estimate each view before they send it): laid reads it without asking the Measure again.
             m = self.measurement(view)
-            self._estimated = (view, m)
+            # Kept only for a Shared, which never changes: a list grown in place after its estimate is another view.
+            self._estimated = (view, m) if isinstance(view, Shared) else None
             return estimate(m.count + self.head, self.scale)
         return over.estimate(view, head=self.head, scale=self.scale, decide=False)
 

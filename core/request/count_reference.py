@@ -1,6 +1,9 @@
-"""The counter's reference: a view's whole plan laid out block by block and counted, never extended from another
-(Counter.measure_whole, Counter.pieces), which the tests hold the extending layouts (core.request.count_step) to. Each
-function takes the Counter (typed Any: this module is below core.request.count) and notes in its memo what it counts."""
+"""The counter's reference: a view's whole plan laid out block by block and counted, never extended from another.
+
+Counter.measure_whole and Counter.pieces use it, and the tests hold the extending layouts (core.request.count_step) to
+it. Each function takes the Counter (typed Any: this module is below core.request.count) and notes in its memo what it
+counts.
+"""
 
 from __future__ import annotations
 

@@ -108,12 +108,19 @@ class Snapshots(LibraryBase):
 
 def _held_text(conn: sqlite3.Connection, session_id: int, place: int, message_id: str, size: int, digest: str) -> str:
     """The huge text a snapshot names as the body of its session's message at `place` (snapshot_stream.HELD), read from
-    body_bytes a part at a time; ValueError when the session holds no such body or it is not that text."""
-    from foldscope.core.store.snapshot_stream import read_held
+    body_bytes a part at a time, or from the body's own row where it is stored whole there; ValueError when the session
+    holds no such body or it is not that text."""
+    from foldscope.core.store.snapshot_stream import held_name, read_held
 
-    sql = "SELECT body FROM messages WHERE session_id = ? AND message_id = ? AND idx = ?"
+    sql = "SELECT m.body, b.text FROM messages m JOIN bodies b ON b.id = m.body WHERE m.session_id = ? AND m.message_id = ? AND m.idx = ?"
     row = conn.execute(sql, [session_id, message_id, place]).fetchone()
     if row is None:
         raise ValueError("a held text whose message the library does not hold")
+    if row[1] is not None:
+        # A body stored whole in its row: a library made before migration 008 (which moved no body), and every later
+        # session whose body is that one. Its text is the held text only if it names the same (review20).
+        if held_name(row[1]) != (size, digest):
+            raise ValueError("a held text that is not the one the snapshot named")
+        return row[1]
     with conn.blobopen("body_bytes", "text", row[0], readonly=True) as blob:
         return read_held(blob, size, digest)

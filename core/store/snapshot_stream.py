@@ -58,11 +58,16 @@ def held_places(messages: Iterable[Message], start: int) -> dict[int, tuple[int,
 
 def write_held(out: BinaryIO | Any, text: str, place: int, message_id: str) -> None:
     """A huge text the library holds as the body of the message at `place`, named in the snapshot's stream (HELD)."""
+    out.write(pickle.dumps((HELD, place, message_id, *held_name(text)), protocol=5))
+
+
+def held_name(text: str) -> tuple[int, str]:
+    """What names a held text: its UTF-8 size and that UTF-8's SHA-256, made a part at a time."""
     size, digest = 0, hashlib.sha256()
     for part in _parts(text):
         size += len(part)
         digest.update(part)
-    out.write(pickle.dumps((HELD, place, message_id, size, digest.hexdigest()), protocol=5))
+    return size, digest.hexdigest()
 
 
 def is_held(value: Any) -> bool:

@@ -305,3 +305,13 @@ def test_a_write_of_one_span_is_that_span_and_of_several_they_are_merged_in_orde
     first, second = (r.causes.spans for r in cache_report(s).rows)
     assert [(x.cause, x.start, x.end) for x in first] == [("first", 0, c0)]
     assert [(x.cause, x.start, x.end) for x in second] == [("expired", 0, c0), ("append", c0, c1)]
+    # An unchanged prefix written at two lifetimes (an hour's part, then five minutes'), both expired two hours on:
+    # two spans of one cause, merged into one (review20: removing the merge left this test passing).
+    t = Trace()
+    ms = rounds(t, 3)
+    t.request(ms[:5], T0, None)
+    t.request(ms[:8], T0 + 2 * 3600, None)
+    s = t.session()
+    c0, c1 = counted(s)
+    s = with_usage(s, [Usage(cache_write=c0, cache_write_1h=c0 // 2), Usage(cache_write=c1, cache_write_1h=0)])
+    assert [(x.cause, x.start, x.end) for x in cache_report(s).rows[1].causes.spans] == [("expired", 0, c0), ("append", c0, c1)]

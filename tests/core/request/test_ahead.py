@@ -10,6 +10,7 @@ import stat
 import sys
 import threading
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -342,13 +343,13 @@ def test_this_process_s_own_threads_at_work_during_the_sample_leave_its_core_fre
     """The idle sample counts this process's own CPU meanwhile as idle (the window's thread painting while its worker
     asks): 0.3 of a core idle beside a core of its own work is a free core; 0.3 with none of its own is not."""
     monkeypatch.setattr(backend.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    clock = {"cpu": 0.0, "wall": 0.0}  # this process's CPU and the wall, as the sample moves them (no timing here)
+    monkeypatch.setattr(backend, "time", types.SimpleNamespace(process_time=lambda: clock["cpu"], monotonic=lambda: clock["wall"]))
 
     def sample() -> float:
-        end = time.monotonic() + backend.SAMPLE_SECONDS
-        while busy_here and time.monotonic() < end:
-            pass  # this process's own work (any thread of it) during the sample
-        if not busy_here:
-            time.sleep(backend.SAMPLE_SECONDS)
+        clock["wall"] += backend.SAMPLE_SECONDS
+        if busy_here:
+            clock["cpu"] += backend.SAMPLE_SECONDS  # a core of this process's own work (another thread of it) meanwhile
         return 0.3
 
     monkeypatch.setattr(backend, "core_idle", sample)

@@ -62,3 +62,29 @@ def test_a_held_text_whose_body_is_not_that_text_leaves_the_snapshot_unused(tmp_
         assert changed != text
         library.conn.execute("UPDATE body_bytes SET text = ? WHERE body = ?", [changed, body])
         assert library.stored_session(path) is None  # the file is read again, never a text the snapshot did not name
+
+
+@pytest.mark.parametrize("whole", ["the same text", "another text"])
+def test_a_held_text_whose_body_is_stored_whole_in_its_row_is_read_from_there(tmp_path, small_huge, monkeypatch, whole):
+    """A library made before migration 008 keeps a huge body whole in its row of bodies (008 moved none), as does every
+    later session whose body is that one: the snapshot naming its text reopens from that row, never again and again from
+    the file; a row that holds another text leaves it unused."""
+    path = claude_file(tmp_path / "s.jsonl")
+    session = load_session(path)
+    with monkeypatch.context() as before_008:
+        before_008.setattr(body_bytes, "HUGE_BODY", 10**12)  # every body imported whole into its row
+        with Library(tmp_path / "library.db") as library:
+            session_id = library.import_session(session)
+            assert library.conn.execute("SELECT COUNT(*) FROM body_bytes").fetchone()[0] == 0
+    held = next(m for m in session.record if len(m.text) >= 40 and not m.text.isascii())
+    with Library(tmp_path / "library.db") as library:
+        library.keep_snapshot(session_id, session, path)
+        if whole == "another text":
+            sql = "UPDATE bodies SET text = ? WHERE id = (SELECT body FROM messages WHERE message_id = ?)"
+            library.conn.execute(sql, [held.text[::-1], held.id])
+        found = library.stored_session(path)
+    if whole == "another text":
+        assert found is None
+    else:
+        assert found is not None
+        assert plain(found[1]) == plain(session)
