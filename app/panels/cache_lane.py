@@ -41,7 +41,7 @@ def lane_height(height: float) -> float:
 
 CAP = 4 * 3600.0  # the idle scale's top: gaps longer than this are drawn at the top
 LOG_CAP = math.log1p(CAP)
-WRITE_ORDER = frozenset(WRITE_CAUSES)
+WRITE_CAUSE_SET = frozenset(WRITE_CAUSES)  # the causes a write is drawn by, for a membership test (their order is WRITE_CAUSES)
 
 
 def band_colour(band: str) -> QColor:
@@ -220,7 +220,7 @@ def _shapes(
             y, total = written_bottom, written_height * math.sqrt(wrote / most)
             for cause in causes if len(causes) == 1 else WRITE_CAUSES:
                 n = causes.get(cause, 0)
-                if not n or cause not in WRITE_ORDER:
+                if not n or cause not in WRITE_CAUSE_SET:
                     continue
                 h = total * n / wrote
                 yield ("write", index, cause, n, QRectF(inner_left, y - h, width, h))
