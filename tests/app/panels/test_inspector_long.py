@@ -153,3 +153,25 @@ def test_a_payload_long_by_nature_is_highlighted_whole_and_only_a_huge_line_cuts
     assert not is_long('  "text": "a line of a real payload",\n' * 8_000, PAYLOAD_LIMIT, PAYLOAD_LINE)
     assert is_long('"' + "x" * (PAYLOAD_LINE + 1) + '"', PAYLOAD_LIMIT, PAYLOAD_LINE)
     assert is_long("short line\n" * (PAYLOAD_LIMIT // 10), PAYLOAD_LIMIT, PAYLOAD_LINE)
+
+
+def test_the_same_message_shown_again_from_a_new_document_is_hashed_once(inspector, monkeypatch):
+    """A load shows the file's first message in its first part's document, then in the whole record's: the same
+    Message, whose SHA-256 (a 50 MB message's took 0.14 s of the GUI thread) is worked out once; another message at
+    that place is hashed anew, and a document without it lets the inspector hold it no longer."""
+    hashed = []
+    real = Message.sha256
+    monkeypatch.setattr(Message, "sha256", lambda self: hashed.append(self.id) or real(self))
+    session = document_with("the text").session
+    inspector.set_document(build_document(session, "made-in-test.json"))
+    inspector.show_message(1)
+    first = inspector.metadata.toPlainText()
+    inspector.set_document(build_document(session, "made-in-test.json"))  # the whole record's: the same messages
+    inspector.show_message(1)
+    assert hashed == ["big"]
+    assert inspector.metadata.toPlainText() == first and real(session.record[1]) in first
+    inspector.set_document(document_with("the text"))  # an equal message, another object: hashed again
+    inspector.show_message(1)
+    assert hashed == ["big", "big"]
+    inspector.set_document(None)
+    assert inspector._digest is None
