@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -86,6 +87,29 @@ def test_estimate_is_counted_times_scale_rounded_up():
     assert estimate(1000, 1.0) == 1000
     assert estimate(1000, 1.37) == 1370
     assert estimate(1000, 1.3701) == 1371
+
+
+def _rounded_up(counted, scale):
+    return math.ceil(round(counted * scale, 6))
+
+
+# Fractions either side of what the decimal rounding to six places decides (5e-7) and of the 1e-6 the estimate reads
+# without it: 3e-7 rounds down, 8e-7 up.
+NEAR_THE_SIXTH_PLACE = [0.0, 1e-9, 3e-7, 4.9999e-7, 5e-7, 5.0001e-7, 8e-7, 1e-6, 1.0001e-6, 0.25, 0.5, 0.999999, 0.9999999]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=10**9),
+    st.one_of(st.just(1.0), st.floats(min_value=0.5, max_value=4.0), st.sampled_from([1.37, 1.3701, 1.0000004, 1.000001])),
+    st.integers(min_value=0, max_value=2**31),
+    st.sampled_from(NEAR_THE_SIXTH_PLACE),
+)
+def test_the_estimate_is_the_product_rounded_to_six_places_then_up(counted, scale, whole, fraction):
+    assert estimate(counted, scale) == _rounded_up(counted, scale)
+    x = whole + fraction  # a product whose fraction sits at the sixth place, at every size
+    assert estimate(x, 1.0) == _rounded_up(x, 1.0)
+    assert estimate(whole, 1.0) == whole and type(estimate(whole, 1.0)) is int
 
 
 def _parts(m):
