@@ -247,6 +247,8 @@ def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices, ce
     reported_input = usage.reported_input if recorded and usage is not None else None  # read only where it is shown
     fresh, read, write, write_5m, write_1h, cost = m_fresh, m_read, m_write, m_write_5m, m_write_1h, modelled
     billed = recorded and usage is not None
+    # The modelled cost to 8 places, once: unbilled, the row's cost is the same figure (round writes it out in decimal).
+    rounded = None if modelled is None else round(modelled, 8)
     size = out.tokens
     if strategy == "recorded" and step.kind == "request":
         # The recorded request is the one `requests` and the GUI show: its estimate at the scale it ran at, read
@@ -283,13 +285,13 @@ def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices, ce
         rewritten=out.rewritten,
         folds=step.folds,
         folded=step.folded,
-        cost_usd=cost if billed or cost is None else round(cost, 8),
+        cost_usd=cost if billed or cost is None else rounded,
         reported=billed,
         modelled_fresh=m_fresh,
         modelled_cache_read=m_read,
         modelled_cache_write=m_write,
         modelled_cache_write_1h=m_write_1h,
-        modelled_cost_usd=None if modelled is None else round(modelled, 8),
+        modelled_cost_usd=rounded,
         reported_input=reported_input,
         reported_over_ceiling=refused(reported_input, ceiling) if reported_input is not None else None,
         predicted=step.predicted,

@@ -372,3 +372,33 @@ def test_a_blocks_position_is_found_in_whichever_chunk_of_the_layout_holds_it(he
             for key in seen:
                 assert fast.position(key) == whole.position(key)
                 assert fast.marks(key) == whole.marks(key)
+
+
+def test_a_modelled_rows_cost_is_its_modelled_cost_to_eight_places_and_a_recorded_rows_the_bill():
+    from dataclasses import replace
+
+    from foldscope.core.model.pricing import lookup_prices
+    from foldscope.core.model.session import Usage
+    from foldscope.core.replay.rows import as_billed, request_prices
+    from tests.core.replay_sessions import tool_session
+
+    session = tool_session(12, usage=lambda r: Usage(input=1_000 + r, cache_read=50_000, output=10))
+    measure = Layouts(under(session, ceiling=30_000), head=0, scale=1.0)
+    found = lookup_prices("claude-sonnet-4-5")
+    assert found is not None
+    prices = replace(found, multiplier=1 / 7, timed=None)  # costs of many decimals: the rounding to eight places shows
+    for strategy in STRATEGIES:
+        for row in run_strategy(session, strategy, measure, prices).rows:
+            request = session.trace[row.request]
+            modelled = prices.at(request.at).cost(
+                row.modelled_fresh,
+                row.modelled_cache_read,
+                row.modelled_cache_write - row.modelled_cache_write_1h,
+                row.modelled_cache_write_1h,
+                row.output if strategy != "recorded" else request.usage.output,
+            )
+            assert row.modelled_cost_usd == round(modelled, 8), strategy
+            if strategy == "recorded":
+                assert row.cost_usd == as_billed(request.usage, request_prices(measure.measure, request.model, prices), request.at).cost_usd
+            else:
+                assert row.cost_usd == row.modelled_cost_usd, strategy
