@@ -76,6 +76,32 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+# The session file this process last hashed whole as it stored the session (core.store.source_bytes), by its stamp when
+# hashed, and its SHA-256: the snapshot kept just after (inputs_of) names it by that hash while the file's stamp is the
+# same, rather than read and hash it again (0.03 s and the read of a 50 MB message's file). So it names the bytes the
+# session was stored from. At most one; taken once.
+_hashed: dict[tuple[int, ...], str] = {}
+
+
+def _stamp(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def file_hashed(st: os.stat_result, sha256: str) -> None:
+    """The session file whose stat (taken before its bytes were read) is `st` was just hashed whole: its SHA-256."""
+    _hashed.clear()
+    _hashed[_stamp(st)] = sha256
+
+
+def _stored_sha256(path: Path) -> str:
+    """file_sha256(path), or the hash file_hashed was given for it while its stamp is the same."""
+    try:
+        known = _hashed.pop(_stamp(os.stat(path)), None)
+    except OSError:
+        known = None
+    return known if known is not None else file_sha256(path)
+
+
 def _stat(path: Path) -> list[int] | None:
     try:
         st = os.stat(path)
@@ -88,7 +114,7 @@ def inputs_of(path: str | Path) -> dict[str, Any]:
     """What a snapshot of the session read from `path` stands for (see the module docstring)."""
     path = Path(path)
     stat = _stat(path)
-    return {"file": str(path), "size": stat[0] if stat else None, "sha256": file_sha256(path), "neighbours": neighbours(path)}
+    return {"file": str(path), "size": stat[0] if stat else None, "sha256": _stored_sha256(path), "neighbours": neighbours(path)}
 
 
 def neighbours(path: Path) -> dict[str, list[int] | None]:
