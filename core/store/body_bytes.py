@@ -26,6 +26,7 @@ class HugeBody(NamedTuple):
     key: str
     original: tuple[int, int] | bytes
     text: str
+    text_bytes: int | None = None  # its text's UTF-8 length where known (migrations.body_key_and_size)
 
     def size(self) -> int:
         """Its original's bytes."""
@@ -39,7 +40,9 @@ class HugeBody(NamedTuple):
             yield text[at : at + PART_BYTES].encode("utf-8")
 
     def text_size(self) -> int:
-        """Its text's UTF-8 bytes, counted a part at a time."""
+        """Its text's UTF-8 bytes: as its key's pass counted them, else counted a part at a time."""
+        if self.text_bytes is not None:
+            return self.text_bytes
         return len(self.text) if self.text.isascii() else sum(map(len, self.text_parts()))
 
 

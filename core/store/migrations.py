@@ -233,10 +233,18 @@ KEY_CHUNK = 1 << 20
 
 def body_key(original_sha256: str, text: str) -> str:
     """A body's key: the SHA-256 of the original bytes' SHA-256 and the message's text."""
-    digest = hashlib.sha256(original_sha256.encode("ascii") + b"\0")
+    return body_key_and_size(original_sha256, text)[0]
+
+
+def body_key_and_size(original_sha256: str, text: str) -> tuple[str, int]:
+    """body_key, and the length of the text's UTF-8 it hashed: a huge body's text is written as UTF-8 into a blob of that
+    size (core.store.body_bytes), whose size was one more pass encoding the text (0.03 s of a 50 MB CJK message)."""
+    digest, size = hashlib.sha256(original_sha256.encode("ascii") + b"\0"), 0
     for start in range(0, len(text), KEY_CHUNK):
-        digest.update(text[start : start + KEY_CHUNK].encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()
+        part = text[start : start + KEY_CHUNK].encode("utf-8", "surrogatepass")
+        size += len(part)
+        digest.update(part)
+    return digest.hexdigest(), size
 
 
 def _legacy_sha256(original: Any, text: Any) -> str:

@@ -44,3 +44,26 @@ def test_line_end_reads_a_memory_mapped_file(tmp_path):
     with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
         assert data[0 : line_end(data, 0, 10)] == b'{"a": 1}'
         assert data[10 : line_end(data, 10, 19)] == b'{"b": 2}'
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=()), max_size=60), st.integers(1, 7))
+def test_a_body_key_and_its_texts_size_come_from_one_pass_and_are_the_whole_texts(text, chunk):
+    with mock.patch.object(migrations, "KEY_CHUNK", chunk):
+        assert migrations.body_key_and_size("ab" * 32, text) == (whole_key("ab" * 32, text), len(text.encode("utf-8", "surrogatepass")))
+
+
+def test_a_huge_bodys_blob_is_sized_by_its_keys_pass_not_by_encoding_its_text_again(tmp_path, monkeypatch):
+    from foldscope.core.formats import load_session
+    from foldscope.core.store import body_bytes, library_import
+    from foldscope.core.store.library import Library
+    from tests.core.store.test_huge_bodies import claude_file
+
+    monkeypatch.setattr(body_bytes, "HUGE_BODY", 40)
+    written: list[body_bytes.HugeBody] = []
+    real = library_import.write_huge
+    monkeypatch.setattr(library_import, "write_huge", lambda conn, body, original: written.append(body) or real(conn, body, original))
+    with Library(tmp_path / "lib.db") as library:
+        library.import_session(load_session(claude_file(tmp_path / "s.jsonl")))
+    assert len(written) >= 4 and any(not body.text.isascii() for body in written)
+    assert all(body.text_bytes == len(body.text.encode()) for body in written)
+    assert written[-1]._replace(text_bytes=7).text_size() == 7  # taken as given: the text is not encoded for it
