@@ -106,12 +106,14 @@ def arrivals(session: Session) -> list[Arrival]:
     recorded request whose view no longer holds an abandoned message every strategy drops it, as the recording
     did; a message that comes back into a recorded view later is material again there."""
     record, out = session.record, []
+    index_of = record.index_of
     seen: set[str] = set()
     abandoned = abandoned_ids(session)
     live: set[str] = set()  # abandoned messages some strategy's input still holds
     before: Sequence[str] = ()
     for request in session.trace:
-        new, dropped = [], frozenset[str]()
+        new: list[Message] = []
+        dropped = _NONE_DROPPED
         if live:
             held = set(request.view)
             dropped = frozenset(mid for mid in live if mid not in held)
@@ -121,18 +123,26 @@ def arrivals(session: Session) -> list[Arrival]:
         # a message a rewind dropped is looked for anywhere in the view, should it come back.
         start = 0 if dropped else common_start(before, request.view, equal=True)
         before = request.view
+        last, ordered = -1, True  # a view mostly lists what it first carries in record order: then no sort
         for mid in request.view[start:]:
             if mid in seen:
                 continue
             seen.add(mid)
-            m = record.get(mid)
+            i = index_of(mid)
+            m = record[i]
             if m.kind != "note" and not m.is_clipped_copy:
                 new.append(m)
+                ordered = ordered and i > last
+                last = i
                 if mid in abandoned:
                     live.add(mid)
-        new.sort(key=lambda m: record.index_of(m.id))
+        if not ordered:
+            new.sort(key=lambda m: index_of(m.id))
         out.append(Arrival(new, dropped))
     return out
+
+
+_NONE_DROPPED: frozenset[str] = frozenset()
 
 
 def arrivals_of(session: Session, measure: Sizes) -> list[Arrival]:

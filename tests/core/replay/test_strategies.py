@@ -268,3 +268,18 @@ def test_a_strategys_brief_stands_for_every_record_message_it_folded_in_order(st
     for note in nested:  # a brief that holds briefs stands for all their messages
         children = [notes[c] for c in note.metadata["children"] if c in notes]
         assert all(set(c.metadata["folded_ids"]) <= set(note.metadata["folded_ids"]) for c in children)
+
+
+@given(hs.randoms(use_true_random=False))
+def test_what_a_request_first_carries_is_in_record_order_whatever_order_its_view_lists_it(rnd):
+    from dataclasses import replace
+
+    s = tool_session(6)
+    want = [[m.id for m in new] for new in material(s)]
+    shuffled = []
+    for r in s.trace:
+        view = list(r.view)
+        rnd.shuffle(view)
+        shuffled.append(replace(r, view=tuple(view)))
+    s.trace = shuffled
+    assert [[m.id for m in new] for new in material(s)] == want
