@@ -293,8 +293,7 @@ class Clip(Command):
                 f"the result at index {index} answers no call the record holds, and a request may "
                 "not carry a result without its call (ADR-0130 D4)",
             )
-        kwargs = {"new_id": self.new_id} if self.new_id else {}
-        clipped = build_copy(original, index, kept, created_at=self.clock(), **kwargs)
+        clipped = build_copy(original, index, kept, new_id=self.new_id or None, created_at=self.clock())
         record.append(clipped)
         if at is not None:
             view[at] = clipped

@@ -48,6 +48,7 @@ def build_copy(
     *,
     new_id: Callable[[], str] | None = None,
     created_at: float | None = None,
+    digest: bool = True,
 ) -> Message:
     """A clipped copy of `original` keeping `kept[key]` characters of each body named; always cut from the original."""
     bodies = {b.key: b for b in bodies_of(original)}
@@ -66,7 +67,7 @@ def build_copy(
         body = bodies[None]
         new_output = cut_text(body, kept[None], index)
         recorded = kept[None]
-    return copy_of(original, new_output, recorded, new_id=new_id, created_at=created_at)
+    return copy_of(original, new_output, recorded, new_id=new_id, created_at=created_at, digest=digest)
 
 
 def build_bounded_copy(
@@ -77,6 +78,7 @@ def build_bounded_copy(
     *,
     new_id: Callable[[], str] | None = None,
     created_at: float | None = None,
+    digest: bool = True,
 ) -> tuple[Message, dict[str | None, int]]:
     """A clipped copy under the result bound (Amendment 3, point 4): its output is the original's projection
     under `allowances` (core.request.projection.project_output), with one marker derived from the original, and its
@@ -84,21 +86,29 @@ def build_bounded_copy(
 
     output, kept = project_output(original, index, bound, allowances)
     recorded: Any = kept.get(None, 0) if not isinstance(original.content.get("output"), Mapping) else dict(kept)
-    return copy_of(original, output, recorded, new_id=new_id, created_at=created_at), kept
+    return copy_of(original, output, recorded, new_id=new_id, created_at=created_at, digest=digest), kept
 
 
 def copy_of(
-    original: Message, output: Any, recorded: Any, *, new_id: Callable[[], str] | None = None, created_at: float | None = None
+    original: Message,
+    output: Any,
+    recorded: Any,
+    *,
+    new_id: Callable[[], str] | None = None,
+    created_at: float | None = None,
+    digest: bool = True,
 ) -> Message:
-    """A copy standing for `original` with `output` and its kept counts: `clipped_from` names the original."""
+    """A copy standing for `original` with `output` and its kept counts: `clipped_from` names the original, and with
+    `digest` its SHA-256 (what a restore checks; a replay's fold, which never restores, records none: Fold.digests)."""
     content = {"function": original.content.get("function"), "arguments": original.content.get("arguments", {})}
     content["output"] = output
     metadata = {
         "lion_class": original.metadata.get("lion_class", ACTION_RESPONSE_CLASS),
         "clipped_from": original.id,
         "context_clip_kept": recorded,
-        "context_clip_sha256": original.sha256(),
     }
+    if digest:
+        metadata["context_clip_sha256"] = original.sha256()
     return Message(
         id=(new_id or _uuid)(),
         kind="action_response",

@@ -95,14 +95,15 @@ def eligible_bodies(view: Sequence[Message], record: FullRecord, skip: set[str],
 
 
 def make_copy(
-    slot: Slot, key: str | None, keep: int, bound: int | None, new_id: Callable[[], str], created_at: float | None
+    slot: Slot, key: str | None, keep: int, bound: int | None, new_id: Callable[[], str], created_at: float | None, digest: bool = True
 ) -> tuple[Message, int]:
-    """A copy of the slot's original keeping `keep` of body `key` (the rest as they stand) and the count it keeps."""
+    """A copy of the slot's original keeping `keep` of body `key` (the rest as they stand) and the count it keeps; with
+    `digest`, the original's SHA-256 recorded (core.fold.clip.copy_of)."""
     trial = dict(slot.kept)
     trial[key] = keep
     if bound is None:
-        return build_copy(slot.original, slot.index, trial, new_id=new_id, created_at=created_at), keep
-    made, kept = build_bounded_copy(slot.original, slot.index, bound, trial, new_id=new_id, created_at=created_at)
+        return build_copy(slot.original, slot.index, trial, new_id=new_id, created_at=created_at, digest=digest), keep
+    made, kept = build_bounded_copy(slot.original, slot.index, bound, trial, new_id=new_id, created_at=created_at, digest=digest)
     return made, kept.get(key, keep)
 
 
@@ -115,17 +116,19 @@ def cut_body(
     measure: Callable[[Sequence[Message]], int],
     new_id: Callable[[], str],
     created_at: float | None,
+    digest: bool = True,
 ) -> Candidate | None:
     """One body cut just enough to cover the deficit, by its own measured tokens per character.
 
     The body is first measured at its floor: what that saves per character removed proposes how
     much to keep; the proposal is built and measured, and corrected at most CUT_STEPS times. A
-    proposal is always below the current count. Returns None when even the floor saves nothing.
+    proposal is always below the current count. Returns None when even the floor saves nothing. `digest`: whether
+    each copy records its original's SHA-256 (every candidate is a copy, most of them discarded).
     """
     slot, current = item.slot, item.current
 
     def candidate(keep: int) -> Candidate:
-        made, kept = make_copy(slot, item.body.key, keep, bound, new_id, created_at)
+        made, kept = make_copy(slot, item.body.key, keep, bound, new_id, created_at, digest)
         trial = view[: slot.position] + [made] + view[slot.position + 1 :]
         return Candidate(trial, measure(trial), made, kept)
 

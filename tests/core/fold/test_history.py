@@ -102,7 +102,8 @@ def test_each_version_and_each_delivery_holds_the_view_as_it_stood_then(monkeypa
 
 @pytest.mark.parametrize("caching", [False, True])
 def test_a_fold_without_span_digests_folds_the_same_views_at_the_same_estimates(caching, monkeypatch):
-    # The replay lab's adr folds without its notes' span digests (core.replay.strategies.adr: it never reads them);
+    # The replay lab's adr folds without its notes' span digests and its copies' originals' (core.replay.strategies.adr:
+    # it never reads them);
     # the digest is bookkeeping for a restore, never sent or counted, so every version is the same without it.
     def versions(digests: bool):
         ids = itertools.count()  # the notes' ids, the same in both runs
@@ -112,14 +113,20 @@ def test_a_fold_without_span_digests_folds_the_same_views_at_the_same_estimates(
         folding = Folding(session, fold_measure(session, 20_000, policy=policy), clock=lambda: 0.0, digests=digests)
         for _ in folding:
             pass
-        notes = [m for m in folding.replay.session.record if m.kind == "note" and m.id not in session.record]
-        return [(v.request, tuple(v.view), v.cause, v.estimate) for v in folding.replay.versions], notes
+        made = [m for m in folding.replay.session.record if m.id not in session.record]
+        return [(v.request, tuple(v.view), v.cause, v.estimate) for v in folding.replay.versions], made, session.record
 
-    (with_digests, noted), (without, bare) = versions(True), versions(False)
+    (with_digests, noted, record), (without, bare, _) = versions(True), versions(False)
     assert with_digests == without and any(cause == "fold" for _, _, cause, _ in without)
-    assert noted and all(len(m.metadata["context_replaced_sha256"]) == 64 for m in noted)
+    notes, copies = [m for m in noted if m.kind == "note"], [m for m in noted if m.is_clipped_copy]
+    assert notes and all(len(m.metadata["context_replaced_sha256"]) == 64 for m in notes)
+    # so are its clipped copies, each of which recorded its original's SHA-256
+    assert copies and all(m.metadata["context_clip_sha256"] == record.get(m.clipped_from).sha256() for m in copies)
     assert [m.text for m in bare] == [m.text for m in noted]
-    assert all("context_replaced_sha256" not in m.metadata for m in bare)  # none recorded, rather than a false one
+    assert all("context_replaced_sha256" not in m.metadata and "context_clip_sha256" not in m.metadata for m in bare)
+    assert [{k: v for k, v in m.metadata.items() if not k.endswith("sha256")} for m in bare] == [
+        {k: v for k, v in m.metadata.items() if not k.endswith("sha256")} for m in noted
+    ]  # none recorded, rather than a false one; every other fact the same
 
 
 def test_the_folds_count_hands_a_shared_view_to_the_counter_as_it_is_so_its_start_is_found_a_chunk_at_a_time(monkeypatch):
