@@ -180,7 +180,7 @@ class Folding:
         self.measure = self.fold.measure  # the working session's: its record holds the fold's notes and copies
         self.replay = FoldReplay(work)
         self.estimator = estimator
-        # Per request, the messages the view gains and the ids a rewind took out (core.replay.strategies.arrivals):
+        # Per request, the messages the view gains (in record order) and the ids a rewind took out (core.replay.strategies.arrivals):
         # given, the view is fed as every replay strategy's is; else with the record's messages up to each answer.
         self.arrivals = arrivals
         # The view's messages as the request yielded last was sent (after its folds), kept as a Shared grown with
@@ -206,7 +206,8 @@ class Folding:
                 if dropped and _leave(work, dropped):  # a rewind: the view changes before this request's messages join
                     shared = list(work.view)
                     messages = Shared(work.record.all_of(shared))
-                end = max([end, *(session.record.index_of(m.id) + 1 for m in new)])
+                if new:  # in record order (Arrival): the last is the furthest the record must reach
+                    end = max(end, session.record.index_of(new[-1].id) + 1)
                 for i in range(taken, end):
                     work.record.append(session.record[i])
                 joined = list(new)

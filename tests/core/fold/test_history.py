@@ -145,3 +145,20 @@ def test_the_folds_count_hands_a_shared_view_to_the_counter_as_it_is_so_its_star
     as_list = list(view)
     count(as_list)
     assert seen[1] is not as_list and list(seen[1]) == as_list  # a list may change after: the counter gets a copy
+
+
+def test_the_working_record_reaches_every_message_a_request_gains_whatever_its_answers_place():
+    # The record is fed to each request's answer, and further where its arrivals hold a message written after it: the
+    # last arrival, in record order, is the furthest, so every id the working view holds is a message of its record.
+    from foldscope.core.replay.strategies import Arrival, arrivals
+
+    session = generate(rounds=6)
+    given = arrivals(session)
+    late = next(m for m in reversed(session.record) if m.kind == "action_response")  # written after request 0's answer
+    fed = [Arrival([m for m in new if m is not late], dropped) for new, dropped in given]
+    fed[0] = Arrival([*fed[0].new, late], fed[0].dropped)
+    assert session.record.index_of(late.id) > session.record.index_of(session.trace[0].response_id)
+    folding = Folding(session, fold_measure(session, 200_000), clock=lambda: 0.0, arrivals=fed)
+    work = folding.replay.session
+    for _ in folding:
+        assert all(mid in work.record for mid in work.view)
