@@ -54,13 +54,11 @@ def cuts(text: Any, start: int, end: int) -> list[int] | None:
     return None if len(out) == 1 else [*out, end]
 
 
-def count(
-    enc: Any, text: Any, start: int, end: int, one_piece: Any, lengths: list[int], progress: Any, head: list[int] | None
-) -> int | None:
+def count(enc: Any, text: Any, start: int, end: int, one_piece: Any, lengths: Any, progress: Any, head: list[int] | None) -> int | None:
     """The count of the piece text[start:end] by quicktok's encoding `enc`, its parts (cuts) counted on window_threads'
     threads; None where no cuts are found or a part is not one piece (`one_piece(chars)` False). `head`, as
     merge_text's: the byte ends of the first tokens (up to HEAD bytes), from the first part's ids (`lengths`: each id's
-    length in bytes). `progress` gets (bytes counted, bytes in all) between parts."""
+    length in bytes, a list or a mapping). `progress` gets (bytes counted, bytes in all) between parts."""
     places = cuts(text, start, end)
     if places is None:
         return None

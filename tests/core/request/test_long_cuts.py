@@ -119,3 +119,19 @@ def test_a_piece_too_short_for_one_cut_is_windowed_not_counted_whole():
     text = "qg" * long_cuts.PIECE_PART
     assert long_cuts.cuts(text, 0, 2 * long_cuts.PIECE_PART) is None
     assert long_cuts.cuts(text, 0, 2 * long_cuts.PIECE_PART + 2) == [0, long_cuts.PIECE_PART + 1, 2 * long_cuts.PIECE_PART + 2]
+
+
+def test_a_cut_pieces_head_asks_only_its_own_ids_lengths_and_is_the_tables(fast, monkeypatch):
+    """The first count of a huge run (a counting child's, which merges no window) builds no table of every token's
+    length (200,019 ids asked of quicktok): its remembered head's few ids are asked, and give the table's head."""
+    word = "".join(random.Random(21).choices(LETTERS, k=3000))
+    monkeypatch.setattr(long_pieces, "_fast_table", None)
+    assert long_pieces.count_fast(fast, word) == len(encoding().encode_ordinary(word))
+    assert long_pieces._fast_table is None
+    (asked,) = remembered_pieces.REMEMBERED.values()
+    remembered_pieces.REMEMBERED.clear()
+    long_pieces._fast_lengths(fast)
+    assert long_pieces.count_fast(fast, word) == len(encoding().encode_ordinary(word))
+    (tabled,) = remembered_pieces.REMEMBERED.values()
+    assert asked == tabled and len(asked[1]) > 100
+    assert long_pieces.count_fast(fast, '"' + word) == len(encoding().encode_ordinary('"' + word))  # stitched to it
