@@ -54,18 +54,30 @@ def cuts(text: Any, start: int, end: int) -> list[int] | None:
     return None if len(out) == 1 else [*out, end]
 
 
-def count(enc: Any, text: Any, start: int, end: int, one_piece: Any, lengths: Any, progress: Any, head: list[int] | None) -> int | None:
+def count(
+    enc: Any,
+    text: Any,
+    start: int,
+    end: int,
+    one_piece: Any,
+    lengths: Any,
+    progress: Any,
+    head: list[int] | None,
+    run: tuple[int, int] | None = None,
+) -> int | None:
     """The count of the piece text[start:end] by quicktok's encoding `enc`, its parts (cuts) counted on window_threads'
     threads; None where no cuts are found or a part is not one piece (`one_piece(chars)` False). `head`, as
     merge_text's: the byte ends of the first tokens (up to HEAD bytes), from the first part's ids (`lengths`: each id's
-    length in bytes, a list or a mapping). `progress` gets (bytes counted, bytes in all) between parts."""
+    length in bytes, a list or a mapping). `progress` gets (bytes counted, bytes in all) between parts. `run`: a span of
+    text its caller found all of a run's characters (long_pieces.RUN, long_parts.count): a part inside it is one piece
+    (_one_piece's answer for it), not searched again."""
     places = cuts(text, start, end)
     if places is None:
         return None
 
     def counted(span: tuple[int, int]) -> tuple[int, int, list[int] | None] | None:
         chars = text[span[0] : span[1]]
-        if not one_piece(chars):
+        if not (run is not None and run[0] <= span[0] and span[1] <= run[1]) and not one_piece(chars):
             return None
         try:
             data = chars if chars.isascii() else chars.encode()  # once, for its size and for quicktok (count_whole)

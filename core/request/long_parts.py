@@ -91,7 +91,8 @@ def count(enc: Any, parts: Parts) -> int | None:
         return None
     start, end = span
     text = cast(str, parts)  # sliced and indexed as a str is (all _remembered_text and merge_text do with it)
-    merged = long_pieces._remembered_text(enc, text, start, end + shift, long_pieces.this_threads_progress())
+    # text[before:run_end] is all of the run's characters (its chunks checked above): its parts are not searched again
+    merged = long_pieces._remembered_text(enc, text, start, end + shift, long_pieces.this_threads_progress(), (before, run_end))
     if merged is None:
         return None
     return long_pieces.count_before(enc.count, stand_in, 0, start) + merged + enc.count(stand_in[end:])

@@ -22,6 +22,7 @@ pathological text.
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import threading
 from bisect import bisect_right
@@ -493,9 +494,12 @@ def _one_piece(enc: Any, chars: str) -> bool:
     return True
 
 
-def _remembered_text(enc: Any, text: str, start: int, end: int, progress: Progress | None) -> int | None:
+def _remembered_text(
+    enc: Any, text: str, start: int, end: int, progress: Progress | None, run: tuple[int, int] | None = None
+) -> int | None:
     """merge_text's count of text[start:end], remembered as _remembered_count remembers tiktoken's (the piece
-    without a first character that is not a letter before letters, stitched to it at a shared token)."""
+    without a first character that is not a letter before letters, stitched to it at a shared token). `run`: a span
+    known to hold only RUN's characters (long_cuts.count's)."""
     import hashlib
 
     lead = 1 if not text[start].isalpha() and text[start + 1 : start + 2].isalpha() else 0
@@ -507,7 +511,8 @@ def _remembered_text(enc: Any, text: str, start: int, end: int, progress: Progre
     if entry is None:
         head: list[int] = []
         # cut where no token spans (long_cuts), else in stitched windows
-        cut = long_cuts.count(enc, text, start + lead, end, lambda chars: _one_piece(enc, chars), _head_lengths(enc), progress, head)
+        one_piece = functools.partial(_one_piece, enc)
+        cut = long_cuts.count(enc, text, start + lead, end, one_piece, _head_lengths(enc), progress, head, run)
         if cut is None:
             head.clear()
         merged = (cut, []) if cut is not None else merge_text(enc, text, start + lead, end, progress, keep=False, head=head)
