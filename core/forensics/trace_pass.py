@@ -67,7 +67,7 @@ class MeasuredPass:
         if self.tokens is not None:
             # Only the parts this measurement did not keep from the one before are new.
             start = max(0, m.kept - 1) if m.since == self._serial else 0
-            for part in m.parts[start:]:
+            for part in since(m.parts, start):  # no list of the parts made (a Headed slice is one)
                 if part.message is not None:
                     self.tokens[part.message.id] = part.tokens
             self._serial = m.serial
