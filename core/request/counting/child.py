@@ -7,6 +7,7 @@ import marshal
 import os
 import sys
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from foldscope.core.request import long_parts, long_pieces, tokens
@@ -163,6 +164,10 @@ def serve(down: int, up: int) -> None:
     enc = tokens.local_encoding()  # a failure exits the child; the parent then builds, and raises, itself
     encode = enc.encode_ordinary
     count = tokens.counter()
+    if tokens.windowed():
+        # tiktoken's merge is quadratic in a piece's length: a long piece is merged in windows here, as the parent's
+        # own count would, so its progress is heard (orphaned) and the child stops with its parent, not hours on.
+        count = partial(long_pieces.count_ordinary, enc)
     passages = Passages(tokens.by_passages())  # long texts' passages this child has counted (core.request.passages)
 
     def count_all(texts: list[str]) -> list[int]:
