@@ -99,7 +99,7 @@ def copy_of(
     digest: bool = True,
 ) -> Message:
     """A copy standing for `original` with `output` and its kept counts: `clipped_from` names the original, and with
-    `digest` its SHA-256 (what a restore checks; a replay's fold, which never restores, records none: Fold.digests)."""
+    `digest` its SHA-256 (what read_result checks, its `verified`; a replay's fold, which never restores, records none: Fold.digests)."""
     content = {"function": original.content.get("function"), "arguments": original.content.get("arguments", {})}
     content["output"] = output
     metadata = {

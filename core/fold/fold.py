@@ -99,7 +99,7 @@ class Fold:
         self.calibration = 1.0  # raised by a refused estimate (Amendment 1); the fold's own, never lowered
         # None: the fold decides on the ADR's estimate (the spec's); else on this estimator's size of each view.
         self.size = size
-        # Whether each note records its span's SHA-256 and each clipped copy its original's (what a restore verifies).
+        # Whether each note records its span's SHA-256 and each clipped copy its original's (what read_result verifies).
         # The replay lab's adr strategy reads only the views and estimates of its fold, and hashing every folded
         # message's canonical JSON was a fifth of its time at 50k messages (each clip candidate's original, 110 hashes
         # for 63 originals at 20k, about 3% of adr): it folds without them. Nothing else changes: a digest is never

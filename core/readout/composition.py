@@ -385,8 +385,8 @@ Summed = tuple[dict[str, list[int]], int]  # each category's [tokens, messages] 
 def summed_figures(parts: Parts, facts: MessageFacts) -> tuple[tuple[str, ...], list[int], int]:
     """A request's categories summed (compose's first step), for a caller that hears parts it cannot keep, as
     figures: the categories' names in order (the head's first), then their [tokens, messages] one after the other in
-    one list, and the characters of thinking; read from the running sums, with no copy of each (the report hears
-    every request of a session: core.readout.report_bars)."""
+    one list, and the characters of thinking; read from the running sums, with no copy of each. The report's bars
+    (core.readout.report_bars) now sum by block as they hear each request, and are tested against this."""
     cats, thinking = _going_on(parts, facts)
     return (HEAD, *cats), [parts.system + parts.tools, 0, *chain.from_iterable(cats.values())], thinking
 

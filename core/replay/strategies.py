@@ -101,6 +101,9 @@ def abandoned_ids(session: Session) -> set[str]:
     }
 
 
+_NONE_DROPPED: frozenset[str] = frozenset()  # a request's that dropped nothing, shared
+
+
 def arrivals(session: Session) -> list[Arrival]:
     """Per recorded request, the material it first carries and the material a rewind dropped there: at the first
     recorded request whose view no longer holds an abandoned message every strategy drops it, as the recording
@@ -140,9 +143,6 @@ def arrivals(session: Session) -> list[Arrival]:
             new.sort(key=lambda m: index_of(m.id))
         out.append(Arrival(new, dropped))
     return out
-
-
-_NONE_DROPPED: frozenset[str] = frozenset()
 
 
 def arrivals_of(session: Session, measure: Sizes) -> list[Arrival]:
@@ -479,7 +479,7 @@ def adr(session: Session, measure: Sizes) -> Iterator[Step]:
         estimator=sizer,
         digests=False,
         arrivals=arrivals_of(session, measure),  # fed as every strategy is: a rewind drops what the recording dropped
-    )  # its notes' span digests are never read here
+    )  # its notes' span digests and its copies' originals' digests are never read here
     replay = folding.replay
     seen = 0  # the versions read so far
     # Each request is yielded as soon as the fold has done with it, so the lab lays it out under the fold's own

@@ -73,6 +73,9 @@ if TYPE_CHECKING:
     from foldscope.core.model.policy import Policy
 
 
+_ceil = math.ceil
+
+
 def estimate(counted: int, scale: float) -> int:
     """The estimate: counted tokens times the scale, rounded up (rounded first so 1000 x 1.37 is 1370)."""
     x = counted * scale
@@ -84,9 +87,6 @@ def estimate(counted: int, scale: float) -> int:
     if up - x < 0.999999:
         return up
     return _ceil(round(x, 6))
-
-
-_ceil = math.ceil
 
 
 def policy_key(policy: Policy | None) -> tuple:

@@ -76,30 +76,27 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-# The session file this process last hashed whole as it stored the session (core.store.source_bytes), by its stamp when
-# hashed, and its SHA-256: the snapshot kept just after (inputs_of) names it by that hash while the file's stamp is the
-# same, rather than read and hash it again (0.03 s and the read of a 50 MB message's file). So it names the bytes the
-# session was stored from. At most one; taken once.
-_hashed: dict[tuple[int, ...], str] = {}
+# The session file this process last hashed whole as it stored the session (core.store.source_bytes), by its real path:
+# its size and SHA-256 then. The snapshot kept just after (inputs_of) names the file by them rather than read and hash
+# it again (0.03 s and the read of a 50 MB message's file), and so names the bytes the session was stored from even
+# where the file changed or was replaced in between (an agent appending while the count ran): the next open then finds
+# the snapshot stale, where a hash taken at the snapshot would have named the changed file. At most one; taken once.
+_hashed: dict[str, tuple[int, str]] = {}
 
 
-def _stamp(st: os.stat_result) -> tuple[int, ...]:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def file_hashed(st: os.stat_result, sha256: str) -> None:
-    """The session file whose stat (taken before its bytes were read) is `st` was just hashed whole: its SHA-256."""
+def file_hashed(path: str | Path, st: os.stat_result, sha256: str) -> None:
+    """The session file at path, whose stat (taken before its bytes were read) is `st`, was just hashed whole."""
     _hashed.clear()
-    _hashed[_stamp(st)] = sha256
+    _hashed[os.path.realpath(path)] = (st.st_size, sha256)
 
 
-def _stored_sha256(path: Path) -> str:
-    """file_sha256(path), or the hash file_hashed was given for it while its stamp is the same."""
-    try:
-        known = _hashed.pop(_stamp(os.stat(path)), None)
-    except OSError:
-        known = None
-    return known if known is not None else file_sha256(path)
+def _stored_size_and_sha256(path: Path) -> tuple[int | None, str]:
+    """The size and SHA-256 file_hashed was given for the file at path, else its size now and file_sha256(path)."""
+    known = _hashed.pop(os.path.realpath(path), None)
+    if known is not None:
+        return known
+    stat = _stat(path)
+    return (stat[0] if stat else None), file_sha256(path)
 
 
 def _stat(path: Path) -> list[int] | None:
@@ -113,8 +110,8 @@ def _stat(path: Path) -> list[int] | None:
 def inputs_of(path: str | Path) -> dict[str, Any]:
     """What a snapshot of the session read from `path` stands for (see the module docstring)."""
     path = Path(path)
-    stat = _stat(path)
-    return {"file": str(path), "size": stat[0] if stat else None, "sha256": _stored_sha256(path), "neighbours": neighbours(path)}
+    size, sha256 = _stored_size_and_sha256(path)
+    return {"file": str(path), "size": size, "sha256": sha256, "neighbours": neighbours(path)}
 
 
 def neighbours(path: Path) -> dict[str, list[int] | None]:

@@ -119,6 +119,7 @@ def test_in_pis_own_runner_a_turn_end_shows_the_line_foldscope_statusline_prints
     harness = tmp_path / "pi-harness.mjs"
     harness.write_text(PI_HARNESS, encoding="utf-8")
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FOLDSCOPE_STATUSLINE_IDLE": "0", "FOLDSCOPE_CACHE": str(tmp_path / "c")}
+    env["FOLDSCOPE_PI_TIMEOUT_MS"] = "110000"  # the real command counts cold: the 10 s bound is the slow fake's test
     done = subprocess.run(
         [NODE or "node", str(harness), sdk.as_uri(), str(statusline_pi.extension_path()), str(copy), str(tmp_path)],
         capture_output=True,

@@ -1,11 +1,13 @@
 """A snapshot kept just after its session's import names the file by the SHA-256 the import hashed it by (the bytes
-the session was stored from), not by hashing it again; a file whose stat changed since is hashed again."""
+the session was stored from), not by hashing it again, even where the file changed since: its next open finds it stale."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+
+import pytest
 
 from foldscope.core.formats import load_session
 from foldscope.core.store import snapshot_inputs
@@ -35,18 +37,27 @@ def test_the_snapshot_kept_after_the_import_names_the_file_by_the_imports_hash(t
         assert hashed[before:] == [path]
 
 
-def test_a_file_whose_stat_changed_after_the_import_is_hashed_again_for_its_snapshot(tmp_path, monkeypatch):
+@pytest.mark.parametrize("change", ["rewritten in place", "a line appended", "replaced"])
+def test_a_file_changed_after_the_import_leaves_a_snapshot_of_the_stored_bytes_found_stale(tmp_path, change):
+    """The session was stored from the bytes the import hashed: a file changed between the import and the snapshot
+    (an agent writing on while the count ran) is not what the snapshot holds, so its next open reads the file again."""
     path = tmp_path / "s.jsonl"
     write_claude_code(path, _plan())
     session = load_session(path)
-    hashed = []
-    real = snapshot_inputs.file_sha256
-    monkeypatch.setattr(snapshot_inputs, "file_sha256", lambda p: hashed.append(p) or real(p))
+    stored = path.read_bytes()
     with Library(tmp_path / "library.db") as library:
         session_id = library.import_session(session)
-        stat = path.stat()
-        path.write_bytes(path.read_bytes().replace(b'"text": "hello"', b'"text": "jello"'))
-        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # the same size and modification time: its change time moved
+        if change == "rewritten in place":  # the same size and modification time: its change time moved
+            stat = path.stat()
+            path.write_bytes(stored.replace(b'"text": "hello"', b'"text": "jello"'))
+            os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        elif change == "a line appended":
+            with open(path, "ab") as handle:
+                handle.write(stored.splitlines(keepends=True)[-1])
+        else:  # an editor's save: a new file renamed over the old one
+            (tmp_path / "new").write_bytes(stored + stored.splitlines(keepends=True)[-1])
+            os.replace(tmp_path / "new", path)
         library.keep_snapshot(session_id, session, path)
-        assert hashed == [path]
-        assert kept_inputs(library)["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+        inputs = kept_inputs(library)
+        assert (inputs["size"], inputs["sha256"]) == (len(stored), hashlib.sha256(stored).hexdigest())
+        assert library.stored_session(path) is None
