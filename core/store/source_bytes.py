@@ -19,7 +19,7 @@ from foldscope.core.formats.registry import format_named
 from foldscope.core.model.session import Message, ReadError, Session, storable_time
 from foldscope.core.store import body_bytes, snapshot_inputs
 from foldscope.core.store.body_bytes import HugeBody
-from foldscope.core.store.migrations import body_key, body_key_and_size
+from foldscope.core.store.migrations import body_key_and_size
 
 # The mapped source file's pages are let go each time this many of its bytes have been read (hashed or sliced into
 # originals): a mapped page read counts in the process's resident memory until let go. Small enough that a small
@@ -182,10 +182,7 @@ def body_rows(
         else:
             data = original(message)
             digest = sha256(data).hexdigest()
-        if data is None:  # a huge body: its text's UTF-8 size had from its key's pass, for its blob
-            key, text_bytes = body_key_and_size(digest, text)
-        else:
-            key = body_key(digest, text)
+        key, text_bytes = body_key_and_size(digest, text)  # the UTF-8 size its key's pass counted: a huge body's blob's
         keys.append(key)
         message_rows.append((session_id, index, message.id, message.kind, storable_time(message.created_at), digest, body_id))
         if data is None:
