@@ -26,6 +26,7 @@ from foldscope.core.model.folders import is_folder  # re-exported: the commands 
 from foldscope.core.model.policy import POLICY_KEYS, PolicyError, PolicyKey
 
 if TYPE_CHECKING:  # imported where used: declaring the flags (every command's parser, the GUI's --help) needs none
+    from foldscope.core.forensics.literals_during_read import ChecksDuringRead
     from foldscope.core.model.policy import PolicyChoice
     from foldscope.core.model.session import Session
     from foldscope.core.request.count import Counter
@@ -196,10 +197,12 @@ __all__ = [
 ]
 
 
-def read_session(path: Any, input_format: str | None = None, sample: str | None = None, during: DuringRead | None = None) -> Session:
+def read_session(
+    path: Any, input_format: str | None = None, sample: str | None = None, during: DuringRead | ChecksDuringRead | None = None
+) -> Session:
     """A session file read for a command, with its reader's warnings said on stderr (`say_warnings`). `during`: a
-    child forked partway through the read counts the record's start (core.request.counting.during_read); in that
-    child this never returns."""
+    child forked partway through the read counts the record's start (core.request.counting.during_read) or checks
+    the compactions read by then (core.forensics.literals_during_read); in that child this never returns."""
     from foldscope.core.formats import load_session
     from foldscope.core.request.counting.backend import hint
 

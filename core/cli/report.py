@@ -53,10 +53,17 @@ def run_report(args) -> dict[str, Any]:
         raise UsageError("--strategy chooses what --replay compares: add --replay")
     choice = policy_choice(args)  # flags are checked before the file is read
     use_head(args)
-    session = read_session(args.file, getattr(args, "input_format", None), args.sample)
-    measure = measure_for(session, choice, threads=args.threads)
+    early = _checks_during_read(args)
     try:
-        data = write_report(session, args.output, measure=measure, replay=(strategies or list(STRATEGIES)) if args.replay else ())
+        session = read_session(args.file, getattr(args, "input_format", None), args.sample, during=early)
+        measure = measure_for(session, choice, threads=args.threads)
+    except BaseException:
+        if early is not None:
+            early.stop()
+        raise
+    try:
+        replay = (strategies or list(STRATEGIES)) if args.replay else ()
+        data = write_report(session, args.output, measure=measure, replay=replay, early=early)
     except OSError as exc:
         raise UsageError(f"{args.output}: cannot write the report: {exc.strerror or exc}") from None
     except ReadError as exc:  # the output's own refusal (core.model.outputs): said as the report's
@@ -70,6 +77,17 @@ def run_report(args) -> dict[str, Any]:
         "largest_request": data.largest,
         "sections": [s.title for s in data.sections],
     }
+
+
+def _checks_during_read(args) -> Any:
+    """A child to check the compactions read by then while the rest of the file is read
+    (core.forensics.literals_during_read), where the file is worth it and is one session (no sample of a log, as for
+    replay's child during the read); else None."""
+    from foldscope.core.forensics import literals_during_read
+
+    if args.sample is not None or not literals_during_read.wanted(args.file):
+        return None
+    return literals_during_read.ChecksDuringRead(args.file)
 
 
 def format_report(result: dict[str, Any]) -> str:

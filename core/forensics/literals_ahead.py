@@ -86,9 +86,12 @@ class JobsAhead:
     has written it whole, else None: it never waits, and a caller makes what it did not get itself. Results are read
     from the child's file when taken, not held here. A context manager: leaving it kills and reaps the child."""
 
-    def __init__(self, jobs: Sequence[Callable[[], Any]], fork: bool | None = None, counted_after: Any = None) -> None:
+    def __init__(
+        self, jobs: Sequence[Callable[[], Any]], fork: bool | None = None, counted_after: Any = None, elsewhere: Sequence[int] = ()
+    ) -> None:
         self.jobs = list(jobs)
         self.counted_after = counted_after  # the session file whose trace is counted after the fork (_start), if any
+        self.elsewhere = elsewhere  # jobs another process makes (core.forensics.literals_during_read): the child passes over them
         self.pid: int | None = None
         self._file: IO[bytes] | None = None  # the child's: where it writes its results
         self._older: list[IO[bytes]] = []  # a child's forked before it (count_done), read for what they hold
@@ -117,6 +120,8 @@ class JobsAhead:
         try:
             self._marks = mmap.mmap(-1, MARKS_HEAD + len(self.jobs))
             self._marks[:MARKS_HEAD] = (-1).to_bytes(MARKS_HEAD, "little", signed=True)
+            for i in self.elsewhere:
+                self._marks[MARKS_HEAD + i] = 1
         except OSError:
             self._marks = None  # the child makes every job in turn, as it did before the marks
         if self.counted_after is not None:
@@ -143,20 +148,23 @@ class JobsAhead:
             self.pid = pid
         return pid > 0
 
-    def count_done(self) -> None:
+    def count_done(self, given: Sequence[int] = ()) -> None:
         """The count this child was niced below (NICE) is done: the child is forked again at this process's own
         priority, to make the jobs it has not made. Niced, it had the second core only where the counting child left
         it; after the count it shared that core's time with the every-request table's child, niced alike, while the
         parent, once at its collect, made the checks still missing itself (47-63 of the 151 at 50k). A process cannot
         lower its own nice without privilege, so the child is killed (reaped by stop: never waited for here), each
         job it wrote whole marked as made and kept, and a new child forked to write into a file of its own. Where the
-        child has made every job, or never ran, nothing is done."""
+        child has made every job, or never ran, nothing is done. `given`: jobs made elsewhere (`elsewhere`) that were
+        not, which the new child makes first."""
         if self.pid is None or self._file is None or self._marks is None or self.nice == 0:
             return
         self._kill()
         self._scan()  # its whole frames so far; its file is never read again (what it writes as it dies is not read)
         for i in self._where:
             self._marks[MARKS_HEAD + i] = 1
+        for i in given:
+            self._marks[MARKS_HEAD + i] = 0
         left = len(self.jobs) - len(self._where)
         if not left:
             return
@@ -265,7 +273,13 @@ class LiteralChecks:
     reaps its own child."""
 
     def __init__(
-        self, spans: Sequence[Span], fork: bool | None = None, ahead: JobsAhead | None = None, first: int = 0, counted_after: Any = None
+        self,
+        spans: Sequence[Span],
+        fork: bool | None = None,
+        ahead: JobsAhead | None = None,
+        first: int = 0,
+        counted_after: Any = None,
+        early: Any = None,
     ) -> None:
         self.spans = list(spans)
         self.keys = [(s.request, s.note.id) for s in self.spans]
@@ -273,6 +287,9 @@ class LiteralChecks:
         self._own = ahead is None
         self.ahead = JobsAhead([s.parts for s in self.spans], fork, counted_after) if ahead is None else ahead
         self.first = 0 if ahead is None else first
+        # The checks a child forked during the read makes (core.forensics.literals_during_read.ChecksDuringRead, whose
+        # `matched` the caller gave `ahead` as made elsewhere), else None.
+        self.early = early
 
     @property
     def pid(self) -> int | None:
@@ -300,8 +317,11 @@ class LiteralChecks:
             self.stop()
             return None
         got: list[LiteralCheck] = [LiteralCheck()] * len(self.spans)
+        early = self.early
         for i in range(len(got) - 1, -1, -1):
-            parts = self.ahead.take(self.first + i)  # the child may have gone on meanwhile
+            parts = early.take(i) if early is not None else None
+            if parts is None:
+                parts = self.ahead.take(self.first + i)  # the child may have gone on meanwhile
             if parts is not None:
                 got[i] = LiteralCheck(*parts)
             else:
@@ -311,11 +331,16 @@ class LiteralChecks:
         return got
 
     def count_done(self) -> None:
-        """The count is done: the child goes on at this process's priority (JobsAhead.count_done)."""
-        self.ahead.count_done()
+        """The count is done: the child goes on at this process's priority (JobsAhead.count_done), with the checks the
+        child forked during the read had not made, which is stopped."""
+        given = self.early.stop_short() if self.early is not None else []
+        self.ahead.count_done([self.first + i for i in given])
 
     def stop(self) -> None:
-        """Kill and reap the child if it is these checks' own (a shared one is its owner's to stop)."""
+        """Kill and reap the child if it is these checks' own (a shared one is its owner's to stop), and the child
+        forked during the read."""
+        if self.early is not None:
+            self.early.stop()
         if self._own:
             self.ahead.stop()
 

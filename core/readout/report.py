@@ -536,10 +536,18 @@ def _encoded(pieces: Iterable[str], size: int = 1 << 20) -> Iterator[bytes]:
 
 
 def write_report(
-    session: Session, out: str | Path, policy: Policy | None = None, *, replay: Sequence[str] = (), measure: Measure | None = None
+    session: Session,
+    out: str | Path,
+    policy: Policy | None = None,
+    *,
+    replay: Sequence[str] = (),
+    measure: Measure | None = None,
+    early: Any = None,
 ) -> ReportData:
     """Write the report of `session` to `out` (written as it is made; a failed write leaves no half file), never
-    over the files the session was read from, a device or a link (core.model.outputs); private when new."""
+    over the files the session was read from, a device or a link (core.model.outputs); private when new. `early`: the
+    child forked during the read that checks the compactions read by then (core.forensics.literals_during_read), which
+    this stops."""
     read = {path: "a file the session was read from" for path in input_paths(session)}
     output_target(out, read)  # refused before the work of gathering, not after
     from foldscope.core.forensics.compactions import literal_spans
@@ -551,8 +559,10 @@ def write_report(
     spans = literal_spans(session) if session.trace else []
     segments = conversation_segments(session)
     helpers: list[JobsAhead] = []
+    early_made = early.matched(spans) if early is not None else []  # checks the child forked during the read makes
+    jobs = [s.parts for s in spans] + conversation_jobs(session, segments)
     # The trace is counted after this fork: its counting child asked for before it (literals_ahead.counting_child_first).
-    with JobsAhead([s.parts for s in spans] + conversation_jobs(session, segments), counted_after=session.source) as ahead:
+    with JobsAhead(jobs, counted_after=session.source, elsewhere=early_made) as ahead:
         first = len(spans)
         try:
             data = gather(
@@ -560,7 +570,7 @@ def write_report(
                 policy,
                 replay=replay,
                 measure=measure,
-                checks=LiteralChecks(spans, ahead=ahead),
+                checks=LiteralChecks(spans, ahead=ahead, early=early if early_made else None),
                 conversation=lambda j: ahead.take(first + j, in_order=True),  # the page takes its segments in order
                 rows_ahead=True,
                 segments=segments,  # cut once: the child's jobs and the page number the same segments
@@ -570,6 +580,8 @@ def write_report(
         finally:
             for helper in helpers:
                 helper.stop()
+            if early is not None:
+                early.stop()
     data.conversation = data.every_request = None  # the children's results are gone with them
     data.helpers = []
     return data

@@ -1,0 +1,183 @@
+"""The literal checks a child forked during the read makes are the checks made in-line: taken only for the parent's own
+span of that request, with the very messages the child checked, and what it has not made is made by another process
+(core.forensics.literals_during_read)."""
+
+import dataclasses
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from foldscope.core.cli.options import read_session
+from foldscope.core.forensics.compactions import literal_spans
+from foldscope.core.forensics.literals import LiteralCheck
+from foldscope.core.forensics.literals_ahead import JobsAhead, LiteralChecks, Span
+from foldscope.core.forensics.literals_during_read import ChecksDuringRead, wanted
+from tests.processes import gone
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform: the checks are made in-line")
+
+WRONG = ("wrong", b"\x00", b"\x00")  # a check no span gives: what a child's check is, where the test makes it so
+
+
+@pytest.fixture(scope="module")
+def path(tmp_path_factory):
+    """A generated Claude Code session that repeats nothing, with compactions all along it (bench/fresh_session.py)."""
+    from fresh_session import generate
+
+    path = tmp_path_factory.mktemp("fresh") / "s.jsonl"
+    generate(path, 3000)
+    return path
+
+
+def _parts(checks):
+    return [c.parts() for c in checks]
+
+
+def _read(path, fraction=0.6):
+    """The session read with a child forked at `fraction` of the file, and the child, waited for until it has written
+    every check it makes (so what the parent takes from it is all it makes)."""
+    early = ChecksDuringRead(path, fraction)
+    session = read_session(path, during=early)
+    assert early.pid is not None
+    _, status = os.waitpid(early.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    early.pid = None
+    return session, early
+
+
+def test_the_checks_made_during_the_read_are_the_checks_made_in_line(path):
+    session, early = _read(path)
+    spans = literal_spans(session)
+    made = early.matched(spans)
+    # The compactions read by half the file, not the others: the child read no further.
+    assert 4 <= len(made) < len(spans) and made == list(range(len(made)))
+    checks = LiteralChecks(spans, fork=False, early=early)
+    got = checks.collect()
+    assert checks.made_here == len(spans) - len(made)
+    assert _parts(got) == _parts(LiteralChecks(spans, fork=False).collect())
+
+
+def test_a_check_is_taken_only_where_the_parents_span_holds_the_messages_the_child_checked(path, monkeypatch):
+    """The child's checks made wrong on purpose tell which the parent took: those of its spans holding the very
+    objects the child named, never one whose note or dropped message the parent holds as another object (as a message
+    its read made again after the fork would be), however equal."""
+    parent = os.getpid()
+    real = Span.parts
+
+    def wrong_in_the_child(self):
+        return WRONG if os.getpid() != parent else real(self)
+
+    monkeypatch.setattr(Span, "parts", wrong_in_the_child)
+    session, early = _read(path)
+    monkeypatch.setattr(Span, "parts", real)
+    spans = literal_spans(session)
+    again = dataclasses.replace  # an equal message, another object
+    spans[0] = Span(spans[0].request, spans[0].note, [*spans[0].dropped[:-1], again(spans[0].dropped[-1])], spans[0].text_of)
+    spans[1] = Span(spans[1].request, again(spans[1].note), spans[1].dropped, spans[1].text_of)
+    spans[2] = Span(spans[2].request, spans[2].note, spans[2].dropped[1:], spans[2].text_of)  # a message fewer
+    made = early.matched(spans)
+    assert made and made[0] == 3
+    got = _parts(LiteralChecks(spans, fork=False, early=early).collect())
+    in_line = _parts(LiteralChecks(spans, fork=False).collect())
+    assert got[:3] == in_line[:3] and got[3] == WRONG  # the child's own where it matched: taken
+
+
+def test_what_the_child_has_not_made_when_the_count_is_done_is_made_by_the_checks_child(path, monkeypatch):
+    """The child stopped short (here: it never made a check after its first) hands the rest to the checks' child
+    forked again at the count's end, which makes them, not the parent; the checks are the in-line ones."""
+    parent = os.getpid()
+    real = Span.parts
+    made_in_child = []
+
+    def one_then_stop(self):
+        if os.getpid() != parent:
+            if made_in_child:
+                os._exit(3)
+            made_in_child.append(1)
+        return real(self)
+
+    monkeypatch.setattr(Span, "parts", one_then_stop)
+    early = ChecksDuringRead(path, 0.5)
+    session = read_session(path, during=early)
+    pid = early.pid
+    assert pid is not None
+    os.waitpid(pid, 0)
+    early.pid = pid  # as if it still ran at the count's end
+    monkeypatch.setattr(Span, "parts", real)
+    spans = literal_spans(session)
+    made = early.matched(spans)
+    assert len(made) >= 2
+    with JobsAhead([s.parts for s in spans], fork=True, elsewhere=made) as ahead:
+        checks = LiteralChecks(spans, ahead=ahead, early=early)
+        checks.count_done()  # the niced child forked again: with the early child's checks it had not made
+        assert ahead.pid is not None and gone(pid)
+        os.waitpid(ahead.pid, 0)
+        ahead.pid = None
+        got = checks.collect()
+    assert checks.made_here == 0
+    assert _parts(got) == _parts(LiteralChecks(spans, fork=False).collect())
+
+
+def test_a_child_that_named_nothing_is_stopped_and_every_check_made_as_before(path, monkeypatch):
+    from foldscope.core.forensics import literals_during_read
+
+    monkeypatch.setattr(literals_during_read, "_child_jobs", lambda session, held: os._exit(3))
+    early = ChecksDuringRead(path, 0.5)
+    session = read_session(path, during=early)
+    pid = early.pid
+    assert pid is not None
+    os.waitpid(pid, 0)
+    early.pid = None
+    spans = literal_spans(session)
+    assert early.matched(spans) == []
+    checks = LiteralChecks(spans, fork=False)
+    assert _parts(checks.collect()) == [c.parts() for c in (s.check() for s in spans)]
+    assert checks.made_here == len(spans) and isinstance(checks.collect()[0], LiteralCheck)
+
+
+def test_a_small_file_forks_no_child_during_its_read(path):
+    assert not wanted(path)
+
+
+def test_the_report_with_a_child_checking_during_the_read_is_the_page_made_in_line(path, tmp_path, monkeypatch):
+    """The command's own path (core.cli.report): the child forked during the read, its checks taken, the child reaped,
+    and the page byte for byte the one made with no child at all (the footer's minute aside)."""
+    import re
+
+    from foldscope.core.cli.main import main
+    from foldscope.core.forensics import literals_ahead, literals_during_read
+
+    footer = re.compile(rb"on \d{4}-\d\d-\d\d \d\d:\d\d UTC")
+    monkeypatch.setattr(literals_during_read, "wanted", lambda path: True)
+    monkeypatch.setattr(literals_during_read, "FRACTION", 0.6)
+    forked, taken = [], []
+    real_fork, real_take, real_matched = ChecksDuringRead._fork, ChecksDuringRead.take, ChecksDuringRead.matched
+
+    def fork(self, builder):
+        in_child = real_fork(self, builder)
+        forked.append(self.pid)
+        return in_child
+
+    def matched(self, spans):  # the child waited for, whatever the load: every check it makes is there to take
+        os.waitpid(self.pid, 0)
+        self.pid = None
+        return real_matched(self, spans)
+
+    def take(self, i):
+        got = real_take(self, i)
+        taken.append(got is not None)
+        return got
+
+    monkeypatch.setattr(ChecksDuringRead, "_fork", fork)
+    monkeypatch.setattr(ChecksDuringRead, "take", take)
+    monkeypatch.setattr(ChecksDuringRead, "matched", matched)
+    main(["report", str(path), "-o", str(tmp_path / "a.html")])
+    assert len(forked) == 1 and forked[0] is not None and gone(forked[0]) and taken.count(True) >= 4
+    monkeypatch.setattr(literals_during_read, "wanted", lambda path: False)
+    monkeypatch.setattr(literals_ahead, "may_fork", lambda: False)
+    main(["report", str(path), "-o", str(tmp_path / "b.html")])
+    assert footer.sub(b"", (tmp_path / "a.html").read_bytes()) == footer.sub(b"", (tmp_path / "b.html").read_bytes())
