@@ -206,7 +206,9 @@ def read_session(
     from foldscope.core.formats import load_session
     from foldscope.core.request.counting.backend import hint
 
-    hint(path)  # about to be read and counted: a counting child the count will want starts during the read
+    # About to be read and counted: a counting child the count will want starts during the read (with `during`, it is
+    # forked there once the encoding is built, rather than spawned now to build its own).
+    hint(path, forked=during is not None)
     if during is not None:
         during.arm()
     try:

@@ -21,7 +21,7 @@ import time
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO
 
 from foldscope.core.model.session import FullRecord, Message, sole_text
 from foldscope.core.request import tokens
@@ -34,9 +34,6 @@ from foldscope.core.request.passages import Passages
 from foldscope.core.request.plan import TEXT, CompileError, IncludedRound, plan_runs
 from foldscope.core.request.provider_text import thinking_text
 from foldscope.core.request.tokens import encoder_built  # a name here, so a test can say what this process has built
-
-if TYPE_CHECKING:
-    import subprocess
 
 # A record with less text than this is counted in-line. The child costs about half a second of CPU to start and its
 # pipes cost a little more: on a machine whose second core is free it saves about half of a long trace's measure,
@@ -124,7 +121,7 @@ class CountsAhead:
         self._queue: deque[_Batch] = deque()
         self._lock = threading.Condition()
         self._closing = False
-        self._child: subprocess.Popen | None = None
+        self._child: child.Process | None = None
         self._couriers: list[threading.Thread] = []
         self._sent: deque[_Batch] = deque()  # sent and not yet answered, in order
         self._ready = threading.Event()  # the child has answered once: from then on a pending batch is waited for

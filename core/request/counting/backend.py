@@ -88,9 +88,9 @@ _forked = False
 
 
 def _in_forked_child() -> None:
-    global _forked, _spare
+    global _forked, _spare, _spare_due
     _forked = True
-    _spare = None  # the parent's, never this process's to adopt or stop
+    _spare, _spare_due = None, False  # the parent's, never this process's to adopt or stop
 
 
 if hasattr(os, "register_at_fork"):
@@ -116,16 +116,19 @@ def wanted() -> bool:
 # measure's first requests, which the measure's thread counts itself until the child answers.
 _spare: child.Child | None = None
 _spare_lock = threading.Lock()
+_spare_due = False  # hint(forked=True) found one worth starting: the read's fork makes it (fork_spare)
 
 
-def hint(path: str | os.PathLike) -> bool:
+def hint(path: str | os.PathLike, forked: bool = False) -> bool:
     """The session file at `path` is about to be read and its trace measured: start a counting child now, while it is
     read, when its measure is likely to want one. That is when the file looks to hold START_CHARS of text
     (estimated_text; a file of short lines, whatever its size, is mostly the envelope they repeat, and there a child
     that is never used costs the read a core) and counting ahead may run (allowed, then free_core, asked now, while
     the other core is still as the read finds it). The measure's Backend takes it (take_spare) or stops it
-    (discard_spare); one left at exit is stopped then. True when one was started."""
-    global _spare
+    (discard_spare); one left at exit is stopped then. True when one was started, or with `forked` is due: the read's
+    own fork (core.request.counting.during_read) forks it once this process has built its encoding (fork_spare),
+    where a spawned one would start an interpreter and build its own."""
+    global _spare, _spare_due
     from foldscope.core.request import tokens
 
     tokens.expect(path)  # a small file is counted without building an encoder (far below START_CHARS: no child)
@@ -148,6 +151,9 @@ def hint(path: str | os.PathLike) -> bool:
             return False
     if not free_core():
         return False
+    if forked:
+        _spare_due = True
+        return True
     started = child.spawn()
     if started is None:
         return False
@@ -155,6 +161,25 @@ def hint(path: str | os.PathLike) -> bool:
         if _spare is None:
             _spare, started = started, None
     if started is not None:  # another thread started one meanwhile
+        child.stop(started)
+        return False
+    return True
+
+
+def fork_spare() -> bool:
+    """The counting child hint(forked=True) made due, forked now (child.fork): the caller has built its encoding and
+    runs no other thread. True when one was forked."""
+    global _spare, _spare_due
+    if not _spare_due:
+        return False
+    _spare_due = False
+    started = child.fork()
+    if started is None:
+        return False
+    with _spare_lock:
+        if _spare is None:
+            _spare, started = started, None
+    if started is not None:
         child.stop(started)
         return False
     return True
@@ -175,6 +200,8 @@ def take_spare() -> child.Child | None:
 
 def discard_spare() -> None:
     """Stop and reap a child hint started that no measure took (a record with too little text, a failed read)."""
+    global _spare_due
+    _spare_due = False
     taken = take_spare()
     if taken is not None:
         child.stop(taken)

@@ -157,6 +157,7 @@ class DuringRead:
     def _fork(self, builder: Any) -> bool:
         """At a cut: True in the child (its read ends there), False in the parent (it reads on, to the next cut)."""
         global _held_places
+        from foldscope.core.request.counting import backend
         from foldscope.core.request.counting.ahead import WINDOW
 
         record = getattr(builder, "record", None)
@@ -181,6 +182,9 @@ class DuringRead:
             return True
         child.pid = pid
         self._children.append(child)
+        # The measure's counting child, forked now with this encoder where the read's start did not spawn one to build
+        # its own (backend.hint with `forked`): that start's 0.7 s of CPU was the core this child counts on.
+        backend.fork_spare()
         # The next child counts on from this one's last whole window (the last, cut short by the record's end here,
         # is counted again whole: the same keys give the same counts).
         self._next_start = len(record) // WINDOW * WINDOW

@@ -695,6 +695,50 @@ def test_the_child_started_while_the_file_is_read_is_the_one_the_measure_counts_
     assert spawned[0].process.poll() is not None, "the child was left running"
 
 
+def test_a_child_due_while_reading_is_forked_with_the_built_encoder_and_is_the_one_the_measure_counts_with(eager, monkeypatch, tmp_path):
+    """hint(forked=True) spawns nothing: the read's own fork (during_read) forks the child once the encoder is built,
+    so it starts no interpreter and builds no encoder of its own; the measure counts with it, and it is reaped."""
+    from foldscope.core.request import tokens
+
+    monkeypatch.setattr(ahead, "START_CHARS", 100)
+    session = tool_session(12)
+    expected = inline(session, None, monkeypatch)
+    monkeypatch.setattr(child, "spawn", lambda: pytest.fail("an interpreter was spawned"))
+    forked: list[child.Child] = []
+    real = child.fork
+    monkeypatch.setattr(child, "fork", lambda: forked.append(real()) or forked[-1])
+    try:
+        assert backend.hint(text_file(tmp_path, 100), forked=True)
+        assert not backend.has_spare() and not forked, "started before the encoder was built"
+        tokens.local_encoding()
+        assert backend.fork_spare() and backend.has_spare() and len(forked) == 1
+        assert not backend.fork_spare(), "a second child was forked"
+        monkeypatch.setattr(backend, "free_core", lambda: pytest.fail("the core asked again with a child waiting"))
+        assert rows_of(measure_trace(session, counter=Counter())) == expected
+    finally:
+        backend.discard_spare()
+    assert eager and eager[0].counted_ahead > 0
+    assert forked[0].process.returncode is not None, "the child was not reaped"
+
+
+def test_a_forked_child_counts_as_this_process_does_and_is_stopped_and_reaped():
+    from foldscope.core.request import tokens
+
+    texts = ["hello world", "x" * 5000, "naïve café 東京"]
+    started = child.fork()
+    assert started is not None
+    try:
+        with os.fdopen(os.dup(started.down), "wb") as down, os.fdopen(os.dup(started.up), "rb") as up:
+            child.send(down, ("counts", texts))
+            assert child.receive(up) == [tokens.count_text(text) for text in texts]
+        assert started.process.poll() is None  # still serving
+    finally:
+        child.stop(started)
+    assert started.process.returncode is not None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(started.process.pid, os.WNOHANG)  # reaped: no zombie left
+
+
 @pytest.fixture
 def started_while_reading(monkeypatch, tmp_path):
     """A child hint started for a file of START_CHARS bytes on a free core, as a command's read starts one."""

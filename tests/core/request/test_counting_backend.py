@@ -63,7 +63,7 @@ def hints(monkeypatch) -> list[str]:
     from foldscope.core.request.counting import backend
 
     given: list[str] = []
-    monkeypatch.setattr(backend, "hint", lambda path: given.append(str(path)) or False)
+    monkeypatch.setattr(backend, "hint", lambda path, forked=False: given.append(str(path)) or False)
     return given
 
 

@@ -68,6 +68,22 @@ if sys.argv[3] == "starts":  # windows of 32 messages; each child notes where it
             note.write(json.dumps([start, len(during_read._held_places), len(session.record)]) + "\\n")
         yield from answer(session, policy, start)
     during_read.answer = starts
+if sys.argv[3] == "spare":  # the measure's counting child wanted (text enough, a free core): how it was started
+    from foldscope.core.request.counting import ahead, backend, child
+    ahead.START_CHARS = 0
+    backend.free_core = lambda: True
+    spawn, fork = child.spawn, child.fork
+    def spawned():
+        seen.setdefault("spawned", 0)
+        seen["spawned"] += 1
+        return spawn()
+    def forked():
+        from foldscope.core.request import tokens
+        seen.setdefault("forked", []).append(tokens.encoder_built())
+        started = fork()
+        seen["pids"].append(started.process.pid)
+        return started
+    child.spawn, child.fork = spawned, forked
 from foldscope.core.cli.main import main
 out, sys.stdout = sys.stdout, io.StringIO()
 try:
@@ -83,7 +99,7 @@ for pid in seen["pids"]:
     except ChildProcessError:
         reaped.append(True)
 print(printed)
-print(json.dumps({"seeded": seen["seeded"], "reaped": reaped}), file=sys.stderr)
+print(json.dumps({"seeded": seen["seeded"], "reaped": reaped, "spawned": seen.get("spawned", 0), "forked": seen.get("forked", [])}), file=sys.stderr)
 """
 
 
@@ -169,6 +185,16 @@ def test_a_later_child_counts_on_from_the_last_whole_window_the_child_before_it_
     (first, first_held, first_read), (second, _, second_read) = notes
     assert first == 0 and second == first_held // 32 * 32 > 0 and second_read > first_read
     assert seen["reaped"] == [True, True] and forked == in_line
+
+
+def test_the_measures_counting_child_is_forked_at_the_reads_fork_with_the_encoder_built_not_spawned(generated):
+    # a spawned child starts an interpreter and builds its own encoder (about 0.7 s of CPU) on the core the read's
+    # child counts on; forked there, it holds the parent's
+    in_line, _ = _replayed(generated, 0.3, "answers", local=True)
+    forked, seen = _replayed(generated, 0.3, "spare")
+    assert seen["spawned"] == 0 and seen["forked"] == [True]
+    assert seen["seeded"] > 20 and seen["reaped"] == [True, True]  # the read's child, then the measure's
+    assert forked == in_line
 
 
 def _message(mid: str, text: str) -> Message:
