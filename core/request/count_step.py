@@ -246,8 +246,18 @@ def plain_body(m: Message) -> str | BodyParts:
     with msgspec's bytes; twice a message of prose, whose JSON is itself in quotes)."""
     text = instruction_text(m) if m.kind == "instruction" else m.text
     if len(text) >= _HUGE:
-        return body_parts(text, _escapes(text) if text.isascii() else _ESCAPED_TEXT.search(text) is not None)
+        return body_parts(text, _escapes(text) if text.isascii() else _escapes_other(text))
     return "".join(('text":', json_string(text), ',"'))
+
+
+def _escapes_other(text: str) -> bool:
+    """Whether JSON escapes a character of a text that is not ASCII. A printable text holds no control character, so only
+    a quote or a backslash can be escaped: isprintable's pass and two finds take 0.6 of the regular expression's search
+    (20 MB of CJK sentences, 0.028 against 0.044 s; docs/performance.md, huge23). A text holding a character that is not
+    printable (a newline, a tab) is searched as before, after a pass that stops at that character."""
+    if text.isprintable():
+        return '"' in text or "\\" in text
+    return _ESCAPED_TEXT.search(text) is not None
 
 
 class BodyParts:

@@ -122,3 +122,23 @@ def test_a_huge_body_of_one_piece_is_counted_from_its_text_and_ends_never_joined
     assert counted - head - (glue - count_text(count_step.text_body(Message("v", "instruction", 1, {"instruction": "x"})))) == count_text(
         count_step.text_body(msgs[1])
     )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.lists(st.sampled_from(CHARS + ["\u2028", "\u00a0"]), min_size=1, max_size=6).map(lambda t: "中" * 8 + "".join(t)))
+def test_a_huge_text_not_ascii_is_escaped_exactly_where_json_escapes_a_character_of_it(text, monkeypatch):
+    monkeypatch.setattr(count_step, "_HUGE", 8)
+    body = count_step.plain_body(Message("m", "assistant", 0, {"assistant_response": text}))
+    assert isinstance(body, count_step.BodyParts)
+    assert body.escaped == (count_step.json_string(text)[1:-1] != text)
+
+
+def test_a_huge_printable_text_is_decided_without_the_regular_expression(monkeypatch):
+    class Unused:
+        def search(self, text):
+            raise AssertionError("searched")
+
+    monkeypatch.setattr(count_step, "_ESCAPED_TEXT", Unused())
+    for text, escaped in (("中文，" * 400_000, False), ("中文，" * 400_000 + '"', True), ("\\" + "中文" * 600_000, True)):
+        body = count_step.plain_body(Message("m", "assistant", 0, {"assistant_response": text}))
+        assert body.escaped is escaped
