@@ -51,6 +51,7 @@ class Inspector(QWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.content, "&Content")
         self.tabs.addTab(self.metadata, "&Metadata")
+        self.tabs.currentChanged.connect(self._show_metadata)
         self.members = self._browser("Members")
         self.members_tab = self.tabs.addTab(self.members, "Mem&bers")
         # A text too long to lay out is shown cut (app.panels.long_text); this line says so and these get all of it.
@@ -128,6 +129,18 @@ class Inspector(QWidget):
         else:
             self._show_long(None)
             self.content.setHtml(content_html(message.kind, message.content, style))
+        self.metadata.clear()
+        self._show_metadata()
+        self._show_members(doc, index)
+
+    def _show_metadata(self) -> None:
+        """The shown message's metadata, written once its tab is in front (at once when it is, else when it is chosen):
+        its SHA-256 hashes the message's whole content (0.14-0.21 s of the GUI thread for a 50 MB message), for a tab
+        a load seldom shows."""
+        doc, index = self.document, self.index
+        if self.tabs.currentWidget() is not self.metadata or doc is None or index is None or not self.metadata.document().isEmpty():
+            return
+        message = doc.message(index)
         self.metadata.setHtml(
             json_html(
                 {
@@ -137,10 +150,9 @@ class Inspector(QWidget):
                     "sha256": self._sha256(index, message),
                     "metadata": dict(message.metadata),
                 },
-                style,
+                pygments_style(),
             )
         )
-        self._show_members(doc, index)
 
     def _sha256(self, index: int, message: Message) -> str:
         """The message's SHA-256, worked out once while the same Message stands at `index` (a Message is frozen: the

@@ -247,6 +247,7 @@ def test_the_inspector_shows_created_at_as_a_date_and_counts_say_one_message(win
 
     window.set_document(document)
     window.select_message(1)  # created_at 2.0 in the session made for tests
+    window.inspector.tabs.setCurrentWidget(window.inspector.metadata)  # written once its tab is in front
     assert "1970-01-01 00:00:02 UTC" in window.inspector.metadata.toPlainText()
     assert '"created_at": 2.0' not in window.inspector.metadata.toPlainText()
     assert plural(1, "message") == "1 message" and plural(2, "message") == "2 messages"

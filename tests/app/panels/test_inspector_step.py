@@ -11,6 +11,7 @@ def test_a_step_redraws_the_header_and_keeps_the_content_and_its_selection(windo
     window.select_message(index)
     inspector = window.inspector
     assert "in the active view" in inspector.header.text()
+    inspector.tabs.setCurrentWidget(inspector.metadata)  # written once its tab is in front
     inspector.content.selectAll()
     inspector.metadata.selectAll()
     document.show_view([mid for mid in document.view if mid != document.message(index).id], at_request=True, request=0)
