@@ -33,9 +33,11 @@ from foldscope.core.request.counting import children_allowed, one_thread
 # of the file costs a child about 0.055 s of CPU to count and the parent about 0.025-0.034 s to read, so two children
 # may count at once for a while; the last is stopped short where it holds more than the second core can count by the
 # read's end. At 50k, children at a quarter and a half counted 16,462-20,766 bodies, where one at a quarter counted
-# 10,368; cuts at a tenth, 0.3 and 0.55 counted no more in an idle alternated run (19,925-21,650 against 18,189-20,766),
-# so the two cuts, one child fewer, are kept. What a child has not counted by the read's end the measure counts, as before.
-FRACTIONS = (0.25, 0.5)
+# 10,368. Cuts at a tenth, 0.3 and 0.55 counted no more while the measure's counting child was spawned as the read
+# began, its start (about 0.7 s) on that core; forked at the first cut instead (backend.fork_spare), the core is free
+# from the read's start, and they counted 18,189-19,061 against the two cuts' 14,086-18,189 (nine alternated runs each,
+# load 3-5). What a child has not counted by the read's end the measure counts, as before.
+FRACTIONS = (0.1, 0.3, 0.55)
 MIN_BYTES = 32 << 20  # a smaller file is read and measured soon enough: the fork and the second encoder would not repay
 WAIT_SECONDS = 0.1  # the parent waits this long at most for all the children to end; then takes what each has written
 CHUNK_WINDOWS = 4  # windows (ahead.WINDOW record messages each) counted between two writes of the child's counts
