@@ -22,6 +22,11 @@ MODULE = "foldscope.core.request.counting.child"
 HUGE = 1 << 22
 _CHUNK = 1 << 20
 _APART = 56  # the bits of a message's length below the number of texts sent apart (in the top byte)
+# A text of a "counts" message this long (a part of a huge body, BodyParts: to twice long_pieces.TEXT_PART), not ASCII
+# and holding no long piece, goes down as its UTF-8 where the child counts with quicktok, which counts the bytes as they
+# come: the child decoded the text from marshal's UTF-8 and encoded it again for quicktok (0.06 + 0.05 s of a 50 MB
+# message of CJK sentences), and marshal copies bytes where it encoded the str (docs/performance.md, huge23).
+UTF8_TEXT = long_pieces.LONG_PIECE
 
 
 def send(stream: BinaryIO, value: Any) -> None:
@@ -29,7 +34,7 @@ def send(stream: BinaryIO, value: Any) -> None:
     (kind, text) or (kind, [text, ...]) message's HUGE texts follow it apart (their number in the length's top byte),
     each in parts cut between two pieces (long_pieces.cuts: a part's count is the count of the text there), each part
     its UTF-8 length then its UTF-8 a megabyte at a time; the receiver puts them back in their places."""
-    value, apart = _set_apart(value)
+    value, apart = _set_apart(_as_utf8(value))
     data = marshal.dumps(value)
     stream.write((len(data) | len(apart) << _APART).to_bytes(8, "little"))
     stream.write(data)  # apart: the two added would copy a huge message's text once more
@@ -61,12 +66,45 @@ def receive(stream: BinaryIO, parts: bool = False) -> Any:
     for _ in range(size >> _APART):
         cut = [_part(stream, _number(stream)) for _ in range(_number(stream))]
         apart.append(cut if parts else "".join(map(whole, cut)))
-    return _put_back(value, apart) if apart else value
+    value = _put_back(value, apart) if apart else value
+    return value if parts else _as_texts(value)
 
 
-def whole(part: str | long_parts.Parts) -> str:
+def whole(part: str | bytes | long_parts.Parts) -> str:
     """A part receive gave, as one str."""
-    return part if isinstance(part, str) else part.join()
+    return part if isinstance(part, str) else _text(part) if isinstance(part, bytes) else part.join()
+
+
+def _as_utf8(value: Any) -> Any:
+    """A "counts" message with each text quicktok counts as it counts its UTF-8 (_sent_as) as that UTF-8; any other as
+    it is (tiktoken's child counts a str: by passages, long pieces in windows)."""
+    if not (type(value) is tuple and len(value) == 2 and value[0] == "counts" and type(value[1]) is list):
+        return value
+    if tokens.BACKEND != tokens.FAST:
+        return value
+    texts = [_sent_as(text) for text in value[1]]
+    return ("counts", texts) if any(type(text) is bytes for text in texts) else value
+
+
+def _sent_as(text: Any) -> Any:
+    """A text's UTF-8 where quicktok counts the text in one call of it (tokens.FastEncoding.count: no long piece, not
+    cut in parts) and it is worth sending so (not ASCII, whose str marshal copies); else the text."""
+    if type(text) is not str or not UTF8_TEXT <= len(text) <= 2 * long_pieces.TEXT_PART or text.isascii():
+        return text
+    if long_pieces.has_long_piece(text):
+        return text
+    try:
+        return text.encode()
+    except UnicodeEncodeError:  # a lone surrogate: the child repairs the str, as tokens.FastEncoding.count_whole does
+        return text
+
+
+def _as_texts(value: Any) -> Any:
+    """A "counts" message's texts sent as UTF-8 (_as_utf8) as str again, for a receiver that is not a counting child."""
+    if type(value) is tuple and len(value) == 2 and value[0] == "counts" and type(value[1]) is list:
+        if any(type(text) is bytes for text in value[1]):
+            return "counts", [_text(text) if type(text) is bytes else text for text in value[1]]
+    return value
 
 
 def _number(stream: BinaryIO) -> int:
@@ -175,6 +213,8 @@ def serve(down: int, up: int) -> None:
         counted = long_parts.count(enc, parts) if hasattr(enc, "count_whole") else None
         return counted if counted is not None else count(parts.join())
 
+    # A text sent as its UTF-8 (_as_utf8: only to a child counting with quicktok) is counted as those bytes.
+    count_utf8 = enc.count_whole if hasattr(enc, "count_whole") else lambda data: count(_text(data))
     parent = os.getppid()
 
     def orphaned(done: int, total: int) -> None:
@@ -189,7 +229,7 @@ def serve(down: int, up: int) -> None:
                 if kind == "one":
                     send(answers, encode(payload if isinstance(payload, str) else "".join(map(whole, payload))))
                 elif kind == "counts":
-                    send(answers, _summed(payload, lambda texts: passages.counts(texts, count_all), count_parts))
+                    send(answers, _summed(payload, lambda texts: passages.counts(texts, count_all), count_parts, count_utf8))
                 else:
                     send(answers, [encode(text if isinstance(text, str) else "".join(map(whole, text))) for text in payload])
             except EOFError:
@@ -197,16 +237,26 @@ def serve(down: int, up: int) -> None:
 
 
 def _summed(
-    texts: list[Any], counts: Callable[[list[str]], list[int]], count_parts: Callable[[long_parts.Parts], int] | None = None
+    texts: list[Any],
+    counts: Callable[[list[str]], list[int]],
+    count_parts: Callable[[long_parts.Parts], int] | None = None,
+    count_utf8: Callable[[bytes], int] | None = None,
 ) -> list[int]:
     """Each text's count, a text received in parts (receive) counted as the sum of its parts' counts: the parts that
-    are a str by `counts` (all at once), a long_parts.Parts by `count_parts` (else joined, by `counts`)."""
-    flat = [part for text in texts for part in ([text] if isinstance(text, str) else text)]
-    if count_parts is None:
-        flat = [whole(part) for part in flat]
+    are a str by `counts` (all at once), a long_parts.Parts by `count_parts` (else joined, by `counts`), a text sent as
+    its UTF-8 by `count_utf8` (else decoded, by `counts`)."""
+    flat = [part for text in texts for part in ([text] if isinstance(text, (str, bytes)) else text)]
+    if count_parts is None or count_utf8 is None:
+        flat = [whole(part) if type(part) is bytes or count_parts is None else part for part in flat]
     counted = iter(counts([part for part in flat if isinstance(part, str)]))
-    by_part = iter([next(counted) if isinstance(part, str) else count_parts(part) for part in flat])  # type: ignore[misc]
-    return [next(by_part) if isinstance(text, str) else sum(next(by_part) for _ in text) for text in texts]
+
+    def count(part: Any) -> int:
+        if isinstance(part, str):
+            return next(counted)
+        return count_utf8(part) if type(part) is bytes else count_parts(part)  # type: ignore[misc]  # None: none here
+
+    by_part = iter(list(map(count, flat)))
+    return [next(by_part) if isinstance(text, (str, bytes)) else sum(next(by_part) for _ in text) for text in texts]
 
 
 def main(argv: list[str]) -> int:

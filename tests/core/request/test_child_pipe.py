@@ -162,3 +162,52 @@ def test_a_text_given_as_its_chunks_goes_down_as_one_part_never_joined(huge_from
     assert child.whole(received[1][0]) == "".join(chunks) and "".join(map(child.whole, received[2])) == "x" * 120
     stream.seek(0)
     assert child.receive(stream) == ("counts", ["short", "".join(chunks), "x" * 120])
+
+
+def _cjk_sentences(chars: int) -> str:
+    import random
+
+    rng = random.Random(23)
+    return "".join(chr(rng.randrange(0x4E00, 0x9FA6)) + ("，" if rng.random() < 0.1 else "") for _ in range(chars))
+
+
+def test_a_long_text_not_ascii_goes_down_as_its_utf8_and_is_counted_as_it_is_counted_whole(monkeypatch):
+    """A part of a huge body that is not ASCII and holds no long piece goes down a "counts" message as its UTF-8, which
+    the child counts as those bytes (it neither decodes nor encodes it again); ASCII, a long piece, a lone surrogate, a
+    text too short or too long to be counted in one call stay a str. Received by anyone else, the message is as sent."""
+    from foldscope.core.request import long_pieces, tokens
+    from foldscope.core.request.tokens import count_text
+
+    if tokens.BACKEND != tokens.FAST:
+        pytest.skip("tiktoken's child counts a str")
+    monkeypatch.setattr(child, "UTF8_TEXT", 1000)
+    monkeypatch.setattr(long_pieces, "TEXT_PART", 50_000)
+    sentences = _cjk_sentences(3000)
+    one_piece = "中文" * 40_000  # a long piece: merged in windows, as a str
+    kept = ["short 中文", sentences[:500], "x" * 3000, sentences[:3000] + "\ud800", one_piece, _cjk_sentences(101_000)]
+    texts = [sentences, *kept]
+    marshalled: list[object] = []
+    real = marshal.dumps
+    monkeypatch.setattr(child.marshal, "dumps", lambda value: marshalled.append(value) or real(value))
+    stream = io.BytesIO()
+    child.send(stream, ("counts", texts))
+    assert marshalled[0] == ("counts", [sentences.encode(), *kept])
+    assert child.receive(io.BytesIO(stream.getvalue())) == ("counts", texts)
+    kind, received = child.receive(io.BytesIO(stream.getvalue()), parts=True)
+    assert received[0] == sentences.encode() and received[1:] == kept
+    counted: list[bytes] = []
+    enc = tokens.local_encoding()
+    count_utf8 = lambda data: counted.append(data) or enc.count_whole(data)  # noqa: E731
+    counts = child._summed(received, lambda flat: [count_text(t) for t in flat], lambda parts: 0, count_utf8)
+    assert counted == [sentences.encode()] and counts == [count_text(t) for t in texts]
+
+
+def test_a_childs_texts_go_down_as_str_where_it_counts_with_tiktoken(monkeypatch):
+    from foldscope.core.request import tokens
+
+    monkeypatch.setattr(child, "UTF8_TEXT", 1000)
+    monkeypatch.setattr(tokens, "BACKEND", tokens.SLOW)
+    value = ("counts", [_cjk_sentences(1500)])
+    stream = io.BytesIO()
+    child.send(stream, value)
+    assert child.receive(io.BytesIO(stream.getvalue()), parts=True) == value
