@@ -3,7 +3,6 @@ time), and its count by quicktok's windows read from the parts, never the whole 
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from itertools import accumulate
 from typing import Any, cast
@@ -11,7 +10,7 @@ from typing import Any, cast
 from foldscope.core.request import long_pieces, unicode_gap
 
 _LOWER = b"abcdefghijklmnopqrstuvwxyz"
-_RUN_START = re.compile(f"[{long_pieces.RUN}]*")  # a run's characters (long_pieces.RUN: one piece, however many)
+_RUN_START = long_pieces.RUN_CHARS  # a run's characters (long_pieces.RUN: one piece, however many)
 
 
 class Parts:
@@ -57,7 +56,7 @@ def _one_run(chunk: str) -> bool:
     chunk may be a whole pasted message: its bytes made at once were a copy of it)."""
     if chunk.isascii():
         return not any(chunk[at : at + _STEP].encode().translate(None, _LOWER) for at in range(0, len(chunk), _STEP))
-    return long_pieces.NOT_RUN.search(chunk) is None
+    return long_pieces.all_run(chunk)
 
 
 _STEP = 1 << 20

@@ -476,9 +476,15 @@ _LOWER = b"abcdefghijklmnopqrstuvwxyz"
 # lowercase and other letters alike): ASCII lowercase letters and the block of CJK Unified Ideographs, U+4E00-U+9FFF
 # (all of it class Lo since Unicode 14, 2021: the regex module this needs, tiktoken's pattern and quicktok's table know
 # it so; Unicode 1.1's, to U+9FA5, left a text of the whole block's ideographs joined in the counting child, 3.5 times
-# the message). Checked by `re` at a sixth of the pattern's cost on a CJK window.
+# the message). Checked by `re` at a sixth of the pattern's cost on a CJK window, as the length its characters match
+# (all_run): re's loop over one class takes 0.45 of its search for a character outside it (docs/performance.md, huge23).
 RUN = "a-z\u4e00-\u9fff"
-NOT_RUN = re.compile(f"[^{RUN}]")
+RUN_CHARS = re.compile(f"[{RUN}]*")
+
+
+def all_run(chars: str) -> bool:
+    """Whether every character of chars is a run's (RUN)."""
+    return RUN_CHARS.match(chars).end() == len(chars)  # type: ignore[union-attr]  # matches at least ""
 
 
 def _window_ids(enc: Any, chars: str) -> list[int] | None:
@@ -488,7 +494,7 @@ def _window_ids(enc: Any, chars: str) -> list[int] | None:
 
 def _one_piece(enc: Any, chars: str) -> bool:
     """Whether the pattern makes chars one piece: a run (RUN) always, anything else as the pattern says."""
-    if chars.isascii() and chars.encode().translate(None, _LOWER) or not chars.isascii() and NOT_RUN.search(chars):
+    if chars.isascii() and chars.encode().translate(None, _LOWER) or not chars.isascii() and not all_run(chars):
         match = _compiled_for(enc).match(chars)
         return match is not None and match.end() == len(chars)
     return True

@@ -126,3 +126,15 @@ def test_a_run_checked_across_its_chunks_is_not_searched_again_a_part_at_a_time(
         remembered_pieces.REMEMBERED.clear()
         assert long_parts.count(fast, parts) == len(encoding().encode_ordinary(text))
         assert [chars[:1] for chars in asked] == ([] if before == 'text":"' else ["A"])
+
+
+# Each edge of a run's two ranges (a-z, U+4E00-U+9FFF) and the characters just outside them.
+EDGES = ["a", "z", "`", "{", "A", "\u4e00", "\u9fff", "\u4dff", "\ua000", "\u00e9", "\U00020000", "\ud800", " ", "\n"]
+
+
+@given(chars=st.lists(st.sampled_from(EDGES), max_size=12).map("".join))
+def test_a_text_is_a_run_when_every_character_of_it_is_a_runs(chars):
+    """long_pieces.all_run: the length of a run's characters matched at the start is the text's, anywhere a character
+    outside the run stands (first, last, alone) and for the empty text."""
+    assert long_pieces.all_run(chars) == all("a" <= c <= "z" or "\u4e00" <= c <= "\u9fff" for c in chars)
+    assert long_parts._one_run(chars) == long_pieces.all_run(chars)
