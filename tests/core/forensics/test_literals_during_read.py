@@ -181,3 +181,22 @@ def test_the_report_with_a_child_checking_during_the_read_is_the_page_made_in_li
     monkeypatch.setattr(literals_ahead, "may_fork", lambda: False)
     main(["report", str(path), "-o", str(tmp_path / "b.html")])
     assert footer.sub(b"", (tmp_path / "a.html").read_bytes()) == footer.sub(b"", (tmp_path / "b.html").read_bytes())
+
+
+def test_the_child_names_no_check_holding_a_message_made_after_its_fork(path):
+    """A message the child's read made after the fork (closing the response open at its cut) may sit at the place of
+    another the parent's read made since: a span holding one is not named, so the parent can never take its check."""
+    from foldscope.core.forensics.literals_during_read import _child_jobs
+    from foldscope.core.formats import load_session
+
+    session = load_session(path)
+    spans = literal_spans(session)
+    held = {id(m) for m in session.record}
+    named = [k for k, _, _ in _child_jobs(session, held)[0]()]
+    assert named == [s.request for s in spans]
+    # a tool result each of two spans took out (in no other span), and the last span's note (no later span takes it)
+    for span in spans[1:3]:
+        held.discard(id(next(m for m in span.dropped if m.kind == "action_response")))
+    held.discard(id(spans[-1].note))
+    named = [k for k, _, _ in _child_jobs(session, held)[0]()]
+    assert named == [s.request for s in spans[:1] + spans[3:-1]]
