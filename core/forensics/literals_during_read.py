@@ -4,15 +4,16 @@ Reading a long session keeps one core and leaves the other idle once the countin
 1.1 s at 50k, docs/performance.md). A compaction's literal check needs only the texts its step took out of the view and
 its note (core.forensics.literals_ahead), so the checks of the compactions in the file's first part can be made there:
 the line reader (core.formats.stream_lines.split_at) forks at FRACTION of the file, the child ends its read at that
-line as if the file ended, and checks the compactions of the requests it holds but its last, writing each result as
-core.forensics.literals_ahead's child does (a frame a job), after a first frame that names each check's request, note
-and dropped messages by their places in memory. The parent, once its own read is done and its spans cut, takes a check
+line as if the file ended, and checks the compactions it holds whose messages were made before the fork, writing each
+result as core.forensics.literals_ahead's child does (a frame a job), after a first frame that names each check's
+request, note and dropped messages by their places in memory. The parent, once its own read is done and its spans cut, takes a check
 only where its own span of that request holds the very objects the child named (`matched`): messages made before the
 fork, which both processes hold alive (`held`) until the checks are taken, so no object made since can sit at a place
 the child names, and a message is frozen: the same objects give the same check. Any other span, and any check the child
-has not written when it is wanted, is made as before. At the read's end the child is niced (NICE) below the count, as
-the checks' child forked then is; once the count is done, what it has not made is handed to that child
-(LiteralChecks.count_done).
+has not written when it is wanted, is made as before. The child is niced (NICE) as the checks' child forked after the
+read is: it takes the time the parent's read and the counting child's start leave (at the same priority, three
+processes on two cores took the parent's read a third of its core while they overlapped), then what the count leaves;
+once the count is done, what it has not made is handed to the checks' child forked again then (LiteralChecks.count_done).
 """
 
 from __future__ import annotations
@@ -105,9 +106,10 @@ class ChecksDuringRead:
         return False
 
     def read_ended(self, session: Session) -> None:
-        """After the read: in the child, make the checks and exit; in the parent, nice the child below the count."""
+        """After the read: in the child, make the checks (niced, as the checks' child: it takes only the time the
+        parent's read and the counting child's start leave, then what the count leaves) and exit; in the parent,
+        nothing."""
         if not self._mine:
-            self._renice()
             return
         try:
             assert self._file is not None and self._held is not None
@@ -115,15 +117,7 @@ class ChecksDuringRead:
             fd = self._file.fileno()
         except BaseException:
             os._exit(1)
-        _serve(jobs, fd, None, self._parent, 0)  # exits
-
-    def _renice(self) -> None:
-        if self.pid is None:
-            return
-        try:
-            os.setpriority(os.PRIO_PROCESS, self.pid, os.getpriority(os.PRIO_PROCESS, 0) + NICE)
-        except OSError:
-            pass  # gone already, or not allowed: it runs on at its priority
+        _serve(jobs, fd, None, self._parent, NICE)  # exits
 
     def matched(self, spans: Sequence[Span]) -> list[int]:
         """The spans (their indexes) whose checks the child makes with the very messages the parent's span holds; [] where
