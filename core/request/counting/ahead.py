@@ -65,12 +65,13 @@ LEAVE_SECONDS = 1.0
 
 
 class _Batch:
-    __slots__ = ("keys", "texts", "done")
+    __slots__ = ("keys", "texts", "done", "chars")
 
     def __init__(self) -> None:
         self.keys: list[Any] = []
         self.texts: list[str] = []
         self.done = threading.Event()
+        self.chars = 0  # the record's text it carries (its texts' lengths), as _chars counts it
 
 
 class CountsAhead:
@@ -109,6 +110,10 @@ class CountsAhead:
         self._ends: list[int] = []  # record position after each rendered window
         self._through: list[int] = []  # characters rendered through each window
         self._chars = 0
+        self._counted_chars = 0  # of those, counted (by the child, or here): the lead's other end (reach)
+        # Only where no block's key waits on the first round the measure decides (caching off): rendered past where the
+        # measure is, a body keyed under a round not yet decided may be one no view holds, a count the child made for none.
+        self._past_counts = policy is None or not policy.caching
         self._bodies: dict[Any, str] = {}  # rendered and not yet counted
         # Each thinking text's SHA-256 as hashed here for its key, until the counter asks for it (digest): each
         # response's thinking is counted once by the predictions (Counter.count_text), which would hash it again.
@@ -157,10 +162,15 @@ class CountsAhead:
         return False
 
     def reach(self, position: int, first_round: IncludedRound | None) -> None:
-        """The measure has come to record position `position`: render (and send) bodies up to LEAD_CHARS past it."""
+        """The measure has come to record position `position`: render (and send) bodies up to LEAD_CHARS past it, or
+        past what the child has counted where that is further (caching off): while the measure walks a stretch counted
+        already (the record's start, counted during the read), the child is kept at work, where it had counted
+        LEAD_CHARS and waited for the measure to come."""
         if self._failed:
             return
         done = self._through[bisect_right(self._ends, position) - 1] if self._ends and self._ends[0] <= position else 0
+        if self._past_counts:
+            done = max(done, self._counted_chars)
         while self._next < len(self._record) and self._chars - done < LEAD_CHARS and not self._failed:
             self._render_window(first_round)
         if self._next >= len(self._record):
@@ -251,6 +261,8 @@ class CountsAhead:
             self._counts[key] = n
             self._bodies.pop(key, None)
         batch.texts = []
+        with self._lock:  # the receiving courier and the measure's thread both store
+            self._counted_chars += batch.chars
         batch.done.set()
 
     def body(self, key: Any) -> str | None:
@@ -337,7 +349,8 @@ class CountsAhead:
     def _flush(self) -> None:
         if not self._open.keys:
             return
-        batch, self._open, self._open_chars = self._open, _Batch(), 0
+        batch = self._open
+        batch.chars, self._open, self._open_chars = self._open_chars, _Batch(), 0
         self._send(batch)
 
     def _send(self, batch: _Batch) -> None:

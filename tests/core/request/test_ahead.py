@@ -591,6 +591,38 @@ def test_a_thread_sharing_the_counter_never_waits_for_the_child(eager, monkeypat
         counts.close()
 
 
+@pytest.mark.parametrize("caching", [False, True], ids=["caching off", "caching"])
+def test_a_child_that_has_counted_all_it_was_sent_is_sent_more_though_the_measure_has_not_moved(eager, monkeypatch, caching):
+    """The lead runs LEAD_CHARS past the measure's place or past what the child has counted, whichever is further: while
+    the measure walks bodies counted already (the record's start, counted during the read), the child is sent the next
+    ones as it counts them, where it had counted one lead and then waited for the measure to come. Under caching a
+    block's key waits on the first round the measure decides: there the lead stays past the measure's place."""
+    monkeypatch.setattr(ahead.CountsAhead, "_start", lambda self: None)  # no child: its answers are given below
+    monkeypatch.setattr(ahead, "WINDOW", 8)
+    monkeypatch.setattr(ahead, "LEAD_CHARS", 16 << 10)
+    rec = tool_session(60).record
+    counts = ahead.CountsAhead(rec, Policy(prompt_caching=True) if caching else None, (None, False))
+    try:
+        counts.reach(0, None)
+        first = counts._next
+        assert 0 < first < len(rec) and counts._chars >= ahead.LEAD_CHARS
+        counts.reach(0, None)
+        assert counts._next == first  # nothing counted yet: the lead is full
+        counts._flush()
+        for batch in list(counts._queue):  # the child answers all it was sent
+            counts._store(batch, [1] * len(batch.keys))
+        assert counts._counted_chars == counts._chars
+        counts.reach(0, None)
+        if caching:
+            assert counts._next == first
+            return
+        assert counts._next > first  # sent more, the measure still at the start
+        assert counts._chars - counts._counted_chars >= ahead.LEAD_CHARS  # one lead again, not the rest of the record
+        assert counts._next < len(rec)
+    finally:
+        counts.close()
+
+
 def test_a_courier_that_cannot_start_costs_time_never_a_figure(eager, monkeypatch):
     """A process at its thread limit: the child started, the receiving courier could not; the measure counts in-line,
     and the child and the courier that did start are stopped."""
