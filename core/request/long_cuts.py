@@ -64,13 +64,15 @@ def count(
     progress: Any,
     head: list[int] | None,
     run: tuple[int, int] | None = None,
+    size: int | None = None,
 ) -> int | None:
     """The count of the piece text[start:end] by quicktok's encoding `enc`, its parts (cuts) counted on window_threads'
     threads; None where no cuts are found or a part is not one piece (`one_piece(chars)` False). `head`, as
     merge_text's: the byte ends of the first tokens (up to HEAD bytes), from the first part's ids (`lengths`: each id's
     length in bytes, a list or a mapping). `progress` gets (bytes counted, bytes in all) between parts. `run`: a span of
     text its caller found all of a run's characters (long_pieces.RUN, long_parts.count): a part inside it is one piece
-    (_one_piece's answer for it), not searched again."""
+    (_one_piece's answer for it), not searched again. `size`: the piece's UTF-8 length where its caller has it (the
+    remembered piece's hash made it), else measured for `progress`."""
     places = cuts(text, start, end)
     if places is None:
         return None
@@ -89,7 +91,8 @@ def count(
         return enc.count_whole(data), len(data), None
 
     total, done = 0, 0
-    size = 0 if progress is None else utf8_length(text, start, end)
+    if size is None:
+        size = 0 if progress is None else utf8_length(text, start, end)
     if progress is not None:
         progress(0, size)
     with window_threads.ahead(counted, list(zip(places, places[1:]))) as results:

@@ -509,16 +509,18 @@ def _remembered_text(
     import hashlib
 
     lead = 1 if not text[start].isalpha() and text[start + 1 : start + 2].isalpha() else 0
-    digest = hashlib.sha256()
+    digest, size = hashlib.sha256(), 0
     for at in range(start + lead, end, 1 << 20):
-        digest.update(text[at : min(at + (1 << 20), end)].encode())
+        data = text[at : min(at + (1 << 20), end)].encode()
+        digest.update(data)
+        size += len(data)  # the piece's UTF-8 length, for long_cuts' progress (it measured it with one more encode)
     key = b"fast" + digest.digest()
     entry = recalled(key)
     if entry is None:
         head: list[int] = []
         # cut where no token spans (long_cuts), else in stitched windows
         one_piece = functools.partial(_one_piece, enc)
-        cut = long_cuts.count(enc, text, start + lead, end, one_piece, _head_lengths(enc), progress, head, run)
+        cut = long_cuts.count(enc, text, start + lead, end, one_piece, _head_lengths(enc), progress, head, run, size)
         if cut is None:
             head.clear()
         merged = (cut, []) if cut is not None else merge_text(enc, text, start + lead, end, progress, keep=False, head=head)
