@@ -200,3 +200,19 @@ def test_the_child_names_no_check_holding_a_message_made_after_its_fork(path):
     held.discard(id(spans[-1].note))
     named = [k for k, _, _ in _child_jobs(session, held)[0]()]
     assert named == [s.request for s in spans[:1] + spans[3:-1]]
+
+
+def test_a_read_with_a_child_checking_during_it_spawns_its_counting_child_at_the_reads_start(path, monkeypatch):
+    """The child checking during the read forks no counting child (a replay's child during the read does, once the
+    encoding is built: hint(forked=True)): the count's counting child is spawned as the read starts, so it is ready
+    when the count is, its encoder built on the core the read leaves."""
+    from foldscope.core.request.counting import backend
+
+    asked = []
+    monkeypatch.setattr(backend, "hint", lambda path, forked=False: asked.append(forked) or False)
+    early = ChecksDuringRead(path, 0.6)
+    try:
+        read_session(path, during=early)
+    finally:
+        early.stop()
+    assert asked == [False]
