@@ -197,6 +197,11 @@ def test_the_measures_counting_child_is_forked_at_the_reads_fork_with_the_encode
     assert forked == in_line
 
 
+def test_the_reads_children_count_at_most_the_files_first_half_so_the_measure_still_starts_its_counting_child():
+    # Backend.start starts none for a record whose bodies are half counted: the measure would count all the rest itself
+    assert 0 < max(during_read.FRACTIONS) <= 0.5
+
+
 def _message(mid: str, text: str) -> Message:
     return Message(mid, "instruction", None, {"instruction": text})
 
