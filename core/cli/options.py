@@ -206,10 +206,9 @@ def read_session(
     from foldscope.core.formats import load_session
     from foldscope.core.request.counting.backend import hint
 
-    # About to be read and counted: a counting child the count will want starts during the read (with a replay's
-    # `during`, it is forked there once the encoding is built, rather than spawned now to build its own; the report's
-    # child checking during the read forks none, so the counting child is spawned now, as with no `during`).
-    hint(path, forked=during is not None and not _checks(during))
+    # About to be read and counted: a counting child the count will want starts during the read (with a `during`, it
+    # is forked at its cut once the encoding is built, rather than spawned now to build its own).
+    hint(path, forked=during is not None)
     if during is not None:
         during.arm()
     try:
@@ -225,12 +224,6 @@ def read_session(
         during.read_ended(session)  # the forked child counts, answers and exits here
     say_warnings(session.warnings)
     return session
-
-
-def _checks(during: Any) -> bool:
-    from foldscope.core.forensics.literals_during_read import ChecksDuringRead
-
-    return isinstance(during, ChecksDuringRead)
 
 
 def say_warnings(warnings: Sequence[str]) -> None:

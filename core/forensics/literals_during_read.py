@@ -88,6 +88,12 @@ class ChecksDuringRead:
         record = getattr(builder, "record", None)
         if not one_thread() or not isinstance(record, FullRecord):
             return False
+        if self._fork_checks(record):
+            return True
+        _counting_child()
+        return False
+
+    def _fork_checks(self, record: FullRecord) -> bool:
         try:
             file = tempfile.TemporaryFile()
         except OSError:
@@ -198,6 +204,19 @@ class ChecksDuringRead:
         self._held = None
         self._where.clear()
         self._jobs.clear()
+
+
+def _counting_child() -> None:
+    """In the parent at the cut, after the checks' fork (so that child holds neither it nor its pipes): the encoder the
+    count builds anyway built now, and the measure's counting child forked with it if read_session's hint made one due
+    (core.request.counting.backend.fork_spare), as the replay's read does: a child spawned at the read's start spends
+    about 0.7 s of the second core starting an interpreter and building its own, the core the checks run on. It reads
+    its pipe, so it ends when this process does."""
+    from foldscope.core.request import tokens
+    from foldscope.core.request.counting import backend
+
+    tokens.local_encoding()
+    backend.fork_spare()
 
 
 def _child_jobs(session: Session, held: set[int]) -> list[Any]:

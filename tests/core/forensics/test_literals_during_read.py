@@ -202,17 +202,30 @@ def test_the_child_names_no_check_holding_a_message_made_after_its_fork(path):
     assert named == [s.request for s in spans[:1] + spans[3:-1]]
 
 
-def test_a_read_with_a_child_checking_during_it_spawns_its_counting_child_at_the_reads_start(path, monkeypatch):
-    """The child checking during the read forks no counting child (a replay's child during the read does, once the
-    encoding is built: hint(forked=True)): the count's counting child is spawned as the read starts, so it is ready
-    when the count is, its encoder built on the core the read leaves."""
-    from foldscope.core.request.counting import backend
+def test_a_read_with_a_child_checking_during_it_forks_its_counting_child_at_the_cut_with_the_encoder_built(path, monkeypatch):
+    """The count's counting child is forked at the cut, after the checks' child, holding the encoder the parent builds
+    for the count anyway, not spawned as the read starts to build its own on the core the checks run on."""
+    from foldscope.core.request import tokens
+    from foldscope.core.request.counting import ahead, backend, child
 
-    asked = []
-    monkeypatch.setattr(backend, "hint", lambda path, forked=False: asked.append(forked) or False)
+    monkeypatch.setattr(ahead, "START_CHARS", 0)
+    monkeypatch.setattr(backend, "free_core", lambda: True)
+    monkeypatch.setattr(tokens, "_encoding", None)  # not built yet, as in the command's process
+    spawned, forked = [], []
+    real_fork = child.fork
+
+    def fork():
+        started = real_fork()
+        forked.append((tokens.encoder_built(), early.pid is not None, started))
+        return started
+
+    monkeypatch.setattr(child, "spawn", lambda: spawned.append(1))
+    monkeypatch.setattr(child, "fork", fork)
     early = ChecksDuringRead(path, 0.6)
     try:
         read_session(path, during=early)
     finally:
         early.stop()
-    assert asked == [False]
+        backend.discard_spare()
+    assert spawned == [] and [f[:2] for f in forked] == [(True, True)]
+    assert gone(forked[0][2].process.pid)
