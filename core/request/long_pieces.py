@@ -514,6 +514,9 @@ def _remembered_text(
         data = text[at : min(at + (1 << 20), end)].encode()
         digest.update(data)
         size += len(data)  # the piece's UTF-8 length, for long_cuts' progress (it measured it with one more encode)
+        # Let go before the next megabyte is sliced and encoded: held, it is 3 MB of ideographs' UTF-8 more at the peak
+        # (test_body_parts' bound on a huge body's peak).
+        del data
     key = b"fast" + digest.digest()
     entry = recalled(key)
     if entry is None:
