@@ -1,19 +1,20 @@
-"""The literal checks of the compactions read so far, made by a child forked partway through a long file's read.
+"""The literal checks of the compactions read so far, made by children forked partway through a long file's read.
 
-Reading a long session keeps one core and leaves the other idle once the counting child has built its encoder (about
-1.1 s at 50k, docs/performance.md). A compaction's literal check needs only the texts its step took out of the view and
-its note (core.forensics.literals_ahead), so the checks of the compactions in the file's first part can be made there:
-the line reader (core.formats.stream_lines.split_at) forks at FRACTION of the file, the child ends its read at that
-line as if the file ended, and checks the compactions it holds whose messages were made before the fork, writing each
-result as core.forensics.literals_ahead's child does (a frame a job), after a first frame that names each check's
-request, note and dropped messages by their places in memory. The parent, once its own read is done and its spans cut, takes a check
-only where its own span of that request holds the very objects the child named (`matched`): messages made before the
-fork, which both processes hold alive (`held`) until the checks are taken, so no object made since can sit at a place
-the child names, and a message is frozen: the same objects give the same check. Any other span, and any check the child
-has not written when it is wanted, is made as before. The child is niced (NICE) as the checks' child forked after the
-read is: it takes the time the parent's read and the counting child's start leave (at the same priority, three
-processes on two cores took the parent's read a third of its core while they overlapped), then what the count leaves;
-once the count is done, what it has not made is handed to the checks' child forked again then (LiteralChecks.count_done).
+Reading a long session keeps one core and leaves the other idle (docs/performance.md). A compaction's literal check
+needs only the texts its step took out of the view and its note (core.forensics.literals_ahead), so the checks of the
+compactions in the file's first part can be made there: the line reader (core.formats.stream_lines.split_at) forks at
+each of FRACTIONS of the file, each child ends its read at its line as if the file ended, and checks the compactions
+it holds whose messages were made before its fork, less those a child forked before it checks, writing each result as
+core.forensics.literals_ahead's child does (a frame a job), after a first frame that names each check's request, note
+and dropped messages by their places in memory. The parent, once its own read is done and its spans cut, takes a check
+only where its own span of that request holds the very objects a child named (`matched`): messages made before that
+child's fork, which both processes hold alive (`held`) until the checks are taken, so no object made since can sit at a
+place the child names, and a message is frozen: the same objects give the same check. Any other span, and any check
+not written when it is wanted, is made as before. At the first cut the parent also builds the encoder its count builds
+anyway and forks the count's counting child with it (_counting_child), rather than spawn one as the read starts that
+spends the second core's first 0.7 s building its own. The children are niced (NICE) as the checks' child forked
+after the read is: they take the time the parent's read leaves, then what the count leaves; once the count is done,
+what they have not made is handed to the checks' child forked again then (LiteralChecks.count_done).
 """
 
 from __future__ import annotations
@@ -22,16 +23,18 @@ import marshal
 import os
 import signal
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from typing import IO, Any
 
 from foldscope.core.forensics.literals_ahead import HEAD, NICE, Span, _serve
 from foldscope.core.model.session import FullRecord, Message, Session
 
-# Where the read forks. The checks cost about 1.5 times the read's own CPU for the same part of the file (at 50k: 4.8 s
-# for 151 compactions against a 3.2 s read, load 4), so a child forked at f of the file has (1 - f) of the read to
-# make checks worth 1.5 f: even at f = 0.4.
-FRACTION = 0.4
+# Where the read forks, a child at each checking the compactions read since the one before it. The checks cost about
+# 1.5 times the read's own CPU for the same part of the file (at 50k: 4.8 s for 151 compactions against a 3.2 s read,
+# load 4), so one child forked at f has (1 - f) of the read for checks worth 1.5 f: f = 0.4, the second core idle
+# before it. Two: the first's checks (1.5 f1) done by the second's cut f2 = 2.5 f1, the second's (1.5 (f2 - f1)) by the
+# read's end: f1 = 0.21, f2 = 0.53, the checks of half the file's compactions made in the read against 0.4 of them.
+FRACTIONS = (0.2, 0.5)
 
 
 def wanted(path: Any) -> bool:
@@ -47,117 +50,19 @@ def wanted(path: Any) -> bool:
     return size >= MIN_BYTES and may_fork()
 
 
-class ChecksDuringRead:
-    """One read's child checking the compactions read by FRACTION of the file: `arm` before the read, `read_ended` right
-    after it (the child checks, writes and exits there, never returning), then in the parent `matched(spans)`, `take(i)`
-    for span i, `stop_short()` once the count is done and `stop()` at the end."""
+class _Early:
+    """One child forked at a cut, as the parent sees it: its file of frames, the messages held for it, its process."""
 
-    def __init__(self, path: Any, fraction: float | None = None) -> None:
-        self._cut = int(os.path.getsize(path) * (FRACTION if fraction is None else fraction))
+    def __init__(self, file: IO[bytes], held: list[Message]) -> None:
+        self.file: IO[bytes] | None = file
+        self.held: list[Message] | None = held  # the record's messages at its fork, held until the checks are taken
+        self.places = frozenset(map(id, held))
         self.pid: int | None = None
-        self._file: IO[bytes] | None = None
-        self._held: list[Message] | None = None  # the record's messages at the fork, held until the checks are taken
-        self._parent = os.getpid()
-        self._mine = False  # True in the child
         self._scanned = 0
-        self._where: dict[int, tuple[int, int, int]] = {}  # the child's job -> (file descriptor, size, offset)
-        self._jobs: dict[int, int] = {}  # the parent's span -> the child's job holding its check (matched)
+        self._where: dict[int, tuple[int, int, int]] = {}  # its job -> (file descriptor, size, offset)
 
-    def arm(self) -> None:
-        """Have the read fork at the cut (core.formats.stream_lines.split_at)."""
-        from foldscope.core.formats import stream_lines
-
-        stream_lines.split_at = (self._cut, self._fork)
-
-    def disarm(self) -> None:
-        """A read that never reached a line reader (another format) leaves no fork waiting for the next one."""
-        from foldscope.core.formats import stream_lines
-
-        if stream_lines.split_at is not None and stream_lines.split_at[1] == self._fork:
-            stream_lines.split_at = None
-
-    def failed(self) -> None:
-        """The read failed after the fork: in the child, exit with no answer (the parent reads and says it)."""
-        if self._mine:
-            os._exit(1)
-
-    def _fork(self, builder: Any) -> bool:
-        """At the cut: True in the child (its read ends there), False in the parent (it reads on)."""
-        from foldscope.core.request.counting import one_thread
-
-        record = getattr(builder, "record", None)
-        if not one_thread() or not isinstance(record, FullRecord):
-            return False
-        if self._fork_checks(record):
-            return True
-        _counting_child()
-        return False
-
-    def _fork_checks(self, record: FullRecord) -> bool:
-        try:
-            file = tempfile.TemporaryFile()
-        except OSError:
-            return False
-        held = list(record)
-        try:
-            pid = os.fork()
-        except OSError:
-            file.close()
-            return False
-        self._file, self._held = file, held
-        if pid == 0:
-            self._mine = True
-            return True
-        self.pid = pid
-        return False
-
-    def read_ended(self, session: Session) -> None:
-        """After the read: in the child, make the checks (niced, as the checks' child: it takes only the time the
-        parent's read and the counting child's start leave, then what the count leaves) and exit; in the parent,
-        nothing."""
-        if not self._mine:
-            return
-        try:
-            assert self._file is not None and self._held is not None
-            jobs = _child_jobs(session, {id(m) for m in self._held})
-            fd = self._file.fileno()
-        except BaseException:
-            os._exit(1)
-        _serve(jobs, fd, None, self._parent, NICE)  # exits
-
-    def matched(self, spans: Sequence[Span]) -> list[int]:
-        """The spans (their indexes) whose checks the child makes with the very messages the parent's span holds; [] where
-        it has not named them yet (it is stopped: every check is made as before)."""
-        keys = self._frame(0)
-        if not isinstance(keys, list):
-            self.stop()
-            return []
-        named = {k: (j, note, dropped) for j, (k, note, dropped) in enumerate(keys, 1)}
-        for i, span in enumerate(spans):
-            got = named.get(span.request)
-            if got is not None and got[1] == id(span.note) and got[2] == tuple(map(id, span.dropped)):
-                self._jobs[i] = got[0]
-        if not self._jobs:
-            self.stop()
-        return sorted(self._jobs)
-
-    def take(self, i: int) -> tuple[str, bytes, bytes] | None:
-        """Span i's check as the child wrote it (LiteralCheck.parts), else None: it never waits."""
-        j = self._jobs.get(i)
-        return None if j is None else self._frame(j)
-
-    def stop_short(self) -> list[int]:
-        """Stop the child (the count is done: what it has not made goes to the checks' child at the parent's priority);
-        the matched spans whose checks it had not written."""
-        if self.pid is None:
-            return []
-        self._kill()
-        if self._file is not None:
-            self._scan()
-        return [i for i, j in self._jobs.items() if j not in self._where]
-
-    def _frame(self, j: int) -> Any:
-        if self._file is None:
+    def frame(self, j: int) -> Any:
+        if self.file is None:
             return None
         self._scan()
         where = self._where.get(j)
@@ -168,10 +73,15 @@ class ChecksDuringRead:
         except (EOFError, ValueError, TypeError, OSError):
             return None
 
+    def written(self, j: int) -> bool:
+        if self.file is not None:
+            self._scan()
+        return j in self._where
+
     def _scan(self) -> None:
         """Note the frames the child has written whole since the last scan (literals_ahead's frames)."""
-        assert self._file is not None
-        fd = self._file.fileno()
+        assert self.file is not None
+        fd = self.file.fileno()
         while True:
             head = os.pread(fd, HEAD, self._scanned)
             if len(head) < HEAD:
@@ -182,7 +92,7 @@ class ChecksDuringRead:
             self._where[j] = (fd, size, self._scanned + HEAD)
             self._scanned += HEAD + size
 
-    def _kill(self) -> None:
+    def kill(self) -> None:
         if self.pid is not None:
             try:
                 os.kill(self.pid, signal.SIGKILL)
@@ -191,23 +101,139 @@ class ChecksDuringRead:
 
     def stop(self) -> None:
         """Kill and reap the child if it runs, and let go of its file and of the messages held for it."""
-        self._kill()
+        self.kill()
         if self.pid is not None:
             try:
                 os.waitpid(self.pid, 0)
             except ChildProcessError:
                 pass
             self.pid = None
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-        self._held = None
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+        self.held = None
         self._where.clear()
+
+
+class ChecksDuringRead:
+    """One read's children checking the compactions read by each of FRACTIONS of the file: `arm` before the read,
+    `read_ended` right after it (a child checks, writes and exits there, never returning), then in the parent
+    `matched(spans)`, `take(i)` for span i, `stop_short()` once the count is done and `stop()` at the end."""
+
+    def __init__(self, path: Any, fractions: Sequence[float] | None = None) -> None:
+        size = os.path.getsize(path)
+        self._cuts = [int(size * f) for f in (FRACTIONS if fractions is None else fractions)]
+        self.children: list[_Early] = []  # the parent's, in the order forked
+        self._parent = os.getpid()
+        self._mine: _Early | None = None  # in a child, itself
+        self._jobs: dict[int, tuple[_Early, int]] = {}  # the parent's span -> the child and its job holding its check
+
+    @property
+    def pids(self) -> list[int]:
+        return [c.pid for c in self.children if c.pid is not None]
+
+    def arm(self) -> None:
+        """Have the read fork at the next cut (core.formats.stream_lines.split_at)."""
+        from foldscope.core.formats import stream_lines
+
+        if self._cuts:
+            stream_lines.split_at = (self._cuts.pop(0), self._fork)
+
+    def disarm(self) -> None:
+        """A read that never reached a line reader (another format) leaves no fork waiting for the next one."""
+        from foldscope.core.formats import stream_lines
+
+        if stream_lines.split_at is not None and stream_lines.split_at[1] == self._fork:
+            stream_lines.split_at = None
+
+    def failed(self) -> None:
+        """The read failed after the fork: in the child, exit with no answer (the parent reads and says it)."""
+        if self._mine is not None:
+            os._exit(1)
+
+    def _fork(self, builder: Any) -> bool:
+        """At a cut: True in the child (its read ends there), False in the parent (it reads on, to the next cut)."""
+        from foldscope.core.request.counting import one_thread
+
+        record = getattr(builder, "record", None)
+        if not one_thread() or not isinstance(record, FullRecord):
+            return False
+        if self._fork_checks(record):
+            return True
+        _counting_child()  # at the first cut (at a later one, nothing more)
+        self.arm()
+        return False
+
+    def _fork_checks(self, record: FullRecord) -> bool:
+        try:
+            child = _Early(tempfile.TemporaryFile(), list(record))
+        except OSError:
+            return False
+        try:
+            pid = os.fork()
+        except OSError:
+            child.stop()
+            return False
+        if pid == 0:
+            self._mine = child
+            return True
+        child.pid = pid
+        self.children.append(child)
+        return False
+
+    def read_ended(self, session: Session) -> None:
+        """After the read: in a child, make its checks (niced, as the checks' child: it takes only the time the parent's
+        read leaves, then what the count leaves) and exit; in the parent, nothing."""
+        mine = self._mine
+        if mine is None:
+            return
+        try:
+            assert mine.file is not None
+            earlier = [c.places for c in self.children]  # the children forked before this one, as the parent held them
+            jobs = _child_jobs(session, mine.places, earlier)
+            fd = mine.file.fileno()
+        except BaseException:
+            os._exit(1)
+        _serve(jobs, fd, None, self._parent, NICE)  # exits
+
+    def matched(self, spans: Sequence[Span]) -> list[int]:
+        """The spans (their indexes) whose checks a child makes with the very messages the parent's span holds; none of
+        a child that has not named them yet (it is stopped: those checks are made as before)."""
+        for child in self.children:
+            keys = child.frame(0)
+            if not isinstance(keys, list):
+                child.stop()
+                continue
+            named = {k: (j, note, dropped) for j, (k, note, dropped) in enumerate(keys, 1)}
+            for i, span in enumerate(spans):
+                got = named.get(span.request)
+                if i not in self._jobs and got is not None and got[1] == id(span.note) and got[2] == tuple(map(id, span.dropped)):
+                    self._jobs[i] = (child, got[0])
+        if not self._jobs:
+            self.stop()
+        return sorted(self._jobs)
+
+    def take(self, i: int) -> tuple[str, bytes, bytes] | None:
+        """Span i's check as a child wrote it (LiteralCheck.parts), else None: it never waits."""
+        got = self._jobs.get(i)
+        return None if got is None else got[0].frame(got[1])
+
+    def stop_short(self) -> list[int]:
+        """Stop the children (the count is done: what they have not made goes to the checks' child at the parent's
+        priority); the matched spans whose checks they had not written."""
+        for child in self.children:
+            child.kill()
+        return [i for i, (child, j) in self._jobs.items() if not child.written(j)]
+
+    def stop(self) -> None:
+        """Kill and reap the children that run, and let go of their files and of the messages held for them."""
+        for child in self.children:
+            child.stop()
         self._jobs.clear()
 
 
 def _counting_child() -> None:
-    """In the parent at the cut, after the checks' fork (so that child holds neither it nor its pipes): the encoder the
+    """In the parent at a cut, after the checks' fork (so that child holds neither it nor its pipes): the encoder the
     count builds anyway built now, and the measure's counting child forked with it if read_session's hint made one due
     (core.request.counting.backend.fork_spare), as the replay's read does: a child spawned at the read's start spends
     about 0.7 s of the second core starting an interpreter and building its own, the core the checks run on. It reads
@@ -219,12 +245,16 @@ def _counting_child() -> None:
     backend.fork_spare()
 
 
-def _child_jobs(session: Session, held: set[int]) -> list[Any]:
+def _child_jobs(session: Session, held: Set[int], earlier: Sequence[Set[int]] = ()) -> list[Any]:
     """In the child: the checks of the compactions its record holds whose messages were made before the fork (one its
-    read's end made may sit where the parent's read made another: both heaps went on from the same state); the first
-    job names them (request, note's place, the dropped messages' places)."""
+    read's end made may sit where the parent's read made another: both heaps went on from the same state), less those
+    a child forked before it checks (all their messages made before that one's fork); the first job names them
+    (request, note's place, the dropped messages' places)."""
     from foldscope.core.forensics.compactions import literal_spans
 
-    spans = [s for s in literal_spans(session) if id(s.note) in held and all(id(m) in held for m in s.dropped)]
+    def within(span: Span, places: Set[int]) -> bool:
+        return id(span.note) in places and all(id(m) in places for m in span.dropped)
+
+    spans = [s for s in literal_spans(session) if within(s, held) and not any(within(s, e) for e in earlier)]
     keys = [(s.request, id(s.note), tuple(map(id, s.dropped))) for s in spans]
     return [lambda: keys, *(s.parts for s in spans)]

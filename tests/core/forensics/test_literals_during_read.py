@@ -40,13 +40,19 @@ def _parts(checks):
 def _read(path, fraction=0.6):
     """The session read with a child forked at `fraction` of the file, and the child, waited for until it has written
     every check it makes (so what the parent takes from it is all it makes)."""
-    early = ChecksDuringRead(path, fraction)
+    early = ChecksDuringRead(path, (fraction,))
     session = read_session(path, during=early)
-    assert early.pid is not None
-    _, status = os.waitpid(early.pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-    early.pid = None
+    _wait(early)
     return session, early
+
+
+def _wait(early):
+    """Every child of `early` waited for until it has written every check it makes."""
+    assert early.pids
+    for child in early.children:
+        _, status = os.waitpid(child.pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        child.pid = None
 
 
 def test_the_checks_made_during_the_read_are_the_checks_made_in_line(path):
@@ -59,6 +65,21 @@ def test_the_checks_made_during_the_read_are_the_checks_made_in_line(path):
     got = checks.collect()
     assert checks.made_here == len(spans) - len(made)
     assert _parts(got) == _parts(LiteralChecks(spans, fork=False).collect())
+
+
+def test_two_cuts_check_the_compactions_read_by_the_second_each_in_one_child_as_made_in_line(path):
+    """A child forked at a later cut checks only the compactions read since the one before it: none twice, and all of
+    those read by the later cut made during the read, the checks the in-line ones."""
+    early = ChecksDuringRead(path, (0.3, 0.6))
+    session = read_session(path, during=early)
+    assert len(early.pids) == 2
+    _wait(early)
+    first, second = ([k for k, _, _ in child.frame(0)] for child in early.children)
+    assert first and second and not set(first) & set(second)
+    spans = literal_spans(session)
+    made = early.matched(spans)
+    assert made == list(range(len(first) + len(second))) and len(made) < len(spans)
+    assert _parts(LiteralChecks(spans, fork=False, early=early).collect()) == _parts(LiteralChecks(spans, fork=False).collect())
 
 
 def test_a_check_is_taken_only_where_the_parents_span_holds_the_messages_the_child_checked(path, monkeypatch):
@@ -101,12 +122,11 @@ def test_what_the_child_has_not_made_when_the_count_is_done_is_made_by_the_check
         return real(self)
 
     monkeypatch.setattr(Span, "parts", one_then_stop)
-    early = ChecksDuringRead(path, 0.5)
+    early = ChecksDuringRead(path, (0.5,))
     session = read_session(path, during=early)
-    pid = early.pid
-    assert pid is not None
+    (pid,) = early.pids
     os.waitpid(pid, 0)
-    early.pid = pid  # as if it still ran at the count's end
+    early.children[0].pid = pid  # as if it still ran at the count's end
     monkeypatch.setattr(Span, "parts", real)
     spans = literal_spans(session)
     made = early.matched(spans)
@@ -125,13 +145,12 @@ def test_what_the_child_has_not_made_when_the_count_is_done_is_made_by_the_check
 def test_a_child_that_named_nothing_is_stopped_and_every_check_made_as_before(path, monkeypatch):
     from foldscope.core.forensics import literals_during_read
 
-    monkeypatch.setattr(literals_during_read, "_child_jobs", lambda session, held: os._exit(3))
-    early = ChecksDuringRead(path, 0.5)
+    monkeypatch.setattr(literals_during_read, "_child_jobs", lambda session, held, earlier: os._exit(3))
+    early = ChecksDuringRead(path, (0.5,))
     session = read_session(path, during=early)
-    pid = early.pid
-    assert pid is not None
+    (pid,) = early.pids
     os.waitpid(pid, 0)
-    early.pid = None
+    early.children[0].pid = None
     spans = literal_spans(session)
     assert early.matched(spans) == []
     checks = LiteralChecks(spans, fork=False)
@@ -153,18 +172,19 @@ def test_the_report_with_a_child_checking_during_the_read_is_the_page_made_in_li
 
     footer = re.compile(rb"on \d{4}-\d\d-\d\d \d\d:\d\d UTC")
     monkeypatch.setattr(literals_during_read, "wanted", lambda path: True)
-    monkeypatch.setattr(literals_during_read, "FRACTION", 0.6)
+    monkeypatch.setattr(literals_during_read, "FRACTIONS", (0.6,))
     forked, taken = [], []
     real_fork, real_take, real_matched = ChecksDuringRead._fork, ChecksDuringRead.take, ChecksDuringRead.matched
 
     def fork(self, builder):
         in_child = real_fork(self, builder)
-        forked.append(self.pid)
+        forked.append(self.pids[-1] if self.pids else None)
         return in_child
 
     def matched(self, spans):  # the child waited for, whatever the load: every check it makes is there to take
-        os.waitpid(self.pid, 0)
-        self.pid = None
+        for child in self.children:
+            os.waitpid(child.pid, 0)
+            child.pid = None
         return real_matched(self, spans)
 
     def take(self, i):
@@ -216,12 +236,12 @@ def test_a_read_with_a_child_checking_during_it_forks_its_counting_child_at_the_
 
     def fork():
         started = real_fork()
-        forked.append((tokens.encoder_built(), early.pid is not None, started))
+        forked.append((tokens.encoder_built(), bool(early.pids), started))
         return started
 
     monkeypatch.setattr(child, "spawn", lambda: spawned.append(1))
     monkeypatch.setattr(child, "fork", fork)
-    early = ChecksDuringRead(path, 0.6)
+    early = ChecksDuringRead(path, (0.6,))
     try:
         read_session(path, during=early)
     finally:
