@@ -204,7 +204,7 @@ def read_session(
     child forked partway through the read counts the record's start (core.request.counting.during_read) or checks
     the compactions read by then (core.forensics.literals_during_read); in that child this never returns."""
     from foldscope.core.formats import load_session
-    from foldscope.core.request.counting.backend import hint
+    from foldscope.core.request.counting.backend import hint, spawn_due
 
     # About to be read and counted: a counting child the count will want starts during the read (with a `during`, it
     # is forked at its cut once the encoding is built, rather than spawned now to build its own).
@@ -222,6 +222,7 @@ def read_session(
             during.disarm()
     if during is not None:
         during.read_ended(session)  # the forked child counts, answers and exits here
+        spawn_due()  # no cut forked the counting child (a format without the line reader's cuts): spawned now
     say_warnings(session.warnings)
     return session
 

@@ -233,7 +233,8 @@ class ChecksDuringRead:
 
 
 def _counting_child() -> None:
-    """In the parent at a cut, after the checks' fork (so that child holds neither it nor its pipes): the encoder the
+    """In the parent at a cut, after the checks' fork (so the child forked at this cut holds neither it nor its pipes;
+    one forked at a later cut holds the pipes' ends until its checks start, where _serve closes them): the encoder the
     count builds anyway built now, and the measure's counting child forked with it if read_session's hint made one due
     (core.request.counting.backend.fork_spare), as the replay's read does: a child spawned at the read's start spends
     about 0.7 s of the second core starting an interpreter and building its own, the core the checks run on. It reads

@@ -1,4 +1,4 @@
-"""Counting in child processes: the tokenizer's forked helper (helper), counting ahead in a spawned child (ahead),
+"""Counting in child processes: the tokenizer's forked helper (helper), counting ahead in a child spawned or forked (ahead),
 both serving the child's loop (child), a small input's later half in a forked one (later_half), chosen by the Counter's
 backend (backend), a long file's start counted while the rest is read (during_read), and one file's strategies in
 forked workers (core.replay.parallel) and `inspect --db`'s store (core.cli.store_child), all under one switch:

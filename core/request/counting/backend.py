@@ -111,9 +111,11 @@ def wanted() -> bool:
     return allowed() and free_core()
 
 
-# A child started while a session file is read (hint), for the measure after the read to take (take_spare): its
-# start, about 0.35 s of building the encoding, then runs beside the read, which keeps one core, rather than beside the
-# measure's first requests, which the measure's thread counts itself until the child answers.
+# A child started while a session file is read (hint), for the measure after the read to take (take_spare): spawned
+# as the read starts, its start (an interpreter and its own encoding, 0.7-1.1 s of CPU) runs beside the read, which
+# keeps one core, rather than beside the measure's first requests, which the measure's thread counts itself until the
+# child answers; forked at the read's cut where a child runs during the read (hint's `forked`, fork_spare), it holds the
+# encoding the parent built there and starts nothing.
 _spare: child.Child | None = None
 _spare_lock = threading.Lock()
 _spare_due = False  # hint(forked=True) found one worth starting: the read's fork makes it (fork_spare)
@@ -128,9 +130,10 @@ def hint(path: str | os.PathLike, forked: bool = False) -> bool:
     (discard_spare); one left at exit is stopped then. True when one was started, or with `forked` is due: the read's
     own fork (core.request.counting.during_read) forks it once this process has built its encoding (fork_spare),
     where a spawned one would start an interpreter and build its own."""
-    global _spare, _spare_due
+    global _spare_due
     from foldscope.core.request import tokens
 
+    _spare_due = False  # one a failed read left due is not this file's
     tokens.expect(path)  # a small file is counted without building an encoder (far below START_CHARS: no child)
     from foldscope.core.request.counting.ahead import START_CHARS
 
@@ -154,26 +157,13 @@ def hint(path: str | os.PathLike, forked: bool = False) -> bool:
     if forked:
         _spare_due = True
         return True
-    started = child.spawn()
-    if started is None:
-        return False
-    with _spare_lock:
-        if _spare is None:
-            _spare, started = started, None
-    if started is not None:  # another thread started one meanwhile
-        child.stop(started)
-        return False
-    return True
+    return _keep_spare(child.spawn())
 
 
-def fork_spare() -> bool:
-    """The counting child hint(forked=True) made due, forked now (child.fork): the caller has built its encoding and
-    runs no other thread. True when one was forked."""
-    global _spare, _spare_due
-    if not _spare_due:
-        return False
-    _spare_due = False
-    started = child.fork()
+def _keep_spare(started: child.Child | None) -> bool:
+    """A counting child just started kept as the spare for the measure to take; stopped where another thread kept one
+    meanwhile. True when it is kept."""
+    global _spare
     if started is None:
         return False
     with _spare_lock:
@@ -183,6 +173,27 @@ def fork_spare() -> bool:
         child.stop(started)
         return False
     return True
+
+
+def fork_spare() -> bool:
+    """The counting child hint(forked=True) made due, forked now (child.fork): the caller has built its encoding and
+    runs no other thread. True when one was forked."""
+    global _spare_due
+    if not _spare_due:
+        return False
+    _spare_due = False
+    return _keep_spare(child.fork())
+
+
+def spawn_due() -> bool:
+    """The counting child hint(forked=True) made due that no cut of the read forked (a format read without the line
+    reader's cuts, a fork found unsafe there), spawned now the read is done, so the measure still finds one waiting
+    rather than start one itself. True when one was started."""
+    global _spare_due
+    if not _spare_due:
+        return False
+    _spare_due = False
+    return _keep_spare(child.spawn())
 
 
 def has_spare() -> bool:

@@ -1,5 +1,6 @@
 """A counting child: the process that builds the encoding and counts the texts its parent sends down a pipe (serve,
-its entry point main), and how a parent starts one as a fresh interpreter and stops it (spawn, stop)."""
+its entry point main), and how a parent starts one, as a fresh interpreter (spawn) or forked with the encoding it has
+built (fork), and stops it (stop)."""
 
 from __future__ import annotations
 
@@ -194,7 +195,7 @@ def _put_back(value: Any, texts: list[Any]) -> Any:
 
 def serve(down: int, up: int) -> None:
     """A counting child's whole life: build the encoding, then answer what comes down `down` on `up` until the parent
-    closes its end. The forked helper (core.request.counting.helper) and a spawned child (main) both run it."""
+    closes its end. The forked helper (core.request.counting.helper), a spawned child (main) and a forked one (fork) run it."""
     requests, answers = os.fdopen(down, "rb"), os.fdopen(up, "wb")
     enc = tokens.local_encoding()  # a failure exits the child; the parent then builds, and raises, itself
     encode = enc.encode_ordinary

@@ -1,8 +1,8 @@
 """The record's start counted by a forked child while the parent reads the rest of the file, for a one-shot replay.
 
-Reading a long session file keeps one core and leaves the other idle (the counting child of core.request.counting
-.ahead, spawned as the read starts, only builds its encoder then). A line reader (core.formats.stream_lines) forks at
-each of FRACTIONS of the file: the parent reads on, and each child ends its read there, as if the file ended, and counts
+Reading a long session file keeps one core and leaves the other idle (the measure's counting child is forked at the
+first cut, with the encoder the parent builds there: backend.fork_spare). A line reader (core.formats.stream_lines)
+forks at each of FRACTIONS of the file: the parent reads on, and each child ends its read there, as if the file ended, and counts
 the block bodies of the record it holds from where the child before it stopped reading (the blocks counting ahead
 guesses, ahead.window_blocks, keyed as the counter keys them), then answers each count by its key. The parent seeds
 its Counter with them before the measure (Counter.seed), so neither the measure nor its counting child renders or

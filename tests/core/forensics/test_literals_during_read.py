@@ -14,7 +14,7 @@ from foldscope.core.forensics.compactions import literal_spans
 from foldscope.core.forensics.literals import LiteralCheck
 from foldscope.core.forensics.literals_ahead import JobsAhead, LiteralChecks, Span
 from foldscope.core.forensics.literals_during_read import ChecksDuringRead, wanted
-from tests.processes import gone
+from tests.processes import alive, gone
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 
@@ -125,7 +125,9 @@ def test_what_the_child_has_not_made_when_the_count_is_done_is_made_by_the_check
     early = ChecksDuringRead(path, (0.5,))
     session = read_session(path, during=early)
     (pid,) = early.pids
-    os.waitpid(pid, 0)
+    # Waited for but not reaped (WNOWAIT): the pid stays this test's until stop_short kills and reaps it, so no other
+    # process can have it by then.
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
     early.children[0].pid = pid  # as if it still ran at the count's end
     monkeypatch.setattr(Span, "parts", real)
     spans = literal_spans(session)
@@ -134,10 +136,12 @@ def test_what_the_child_has_not_made_when_the_count_is_done_is_made_by_the_check
     with JobsAhead([s.parts for s in spans], fork=True, elsewhere=made) as ahead:
         checks = LiteralChecks(spans, ahead=ahead, early=early)
         checks.count_done()  # the niced child forked again: with the early child's checks it had not made
-        assert ahead.pid is not None and gone(pid)
+        assert ahead.pid is not None and not alive(pid)  # killed (reaped below, by stop)
         os.waitpid(ahead.pid, 0)
         ahead.pid = None
         got = checks.collect()
+    early.stop()
+    assert gone(pid)
     assert checks.made_here == 0
     assert _parts(got) == _parts(LiteralChecks(spans, fork=False).collect())
 

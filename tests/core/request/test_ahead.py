@@ -753,6 +753,47 @@ def test_a_child_due_while_reading_is_forked_with_the_built_encoder_and_is_the_o
     assert forked[0].process.returncode is not None, "the child was not reaped"
 
 
+class NoCut:
+    """A child during the read whose read never reaches a cut (a format the line reader does not read): nothing forks."""
+
+    def arm(self) -> None: ...
+
+    def disarm(self) -> None: ...
+
+    def failed(self) -> None: ...
+
+    def read_ended(self, session: Session) -> None: ...
+
+
+def test_a_child_due_that_no_cut_of_the_read_forked_is_spawned_once_the_read_is_done(eager, monkeypatch, tmp_path):
+    """read_session with a child during the read makes the counting child due (hint's `forked`); where no cut forks it,
+    it is spawned after the read, so the measure still finds one waiting rather than build its start into the count."""
+    from foldscope.core import formats
+    from foldscope.core.cli.options import read_session
+
+    monkeypatch.setattr(ahead, "START_CHARS", 100)
+    spawned = spawns_counted(monkeypatch)
+    monkeypatch.setattr(formats, "load_session", lambda *args, **kwargs: tool_session(2))
+    try:
+        read_session(text_file(tmp_path, 100), during=NoCut())
+        assert backend.has_spare() and len(spawned) == 1, "no counting child waits for the measure"
+    finally:
+        backend.discard_spare()
+    assert spawned[0].process.poll() is not None, "the child was left running"
+
+
+def test_a_child_a_failed_read_left_due_is_not_forked_for_the_next_file(eager, monkeypatch, tmp_path):
+    """A read that failed before its cut leaves the counting child due; the next file's hint says anew whether one is
+    wanted, so a cut of a file too small for one forks none."""
+    monkeypatch.setattr(ahead, "START_CHARS", 100)
+    monkeypatch.setattr(child, "fork", lambda: pytest.fail("forked a counting child for a file that wants none"))
+    assert backend.hint(text_file(tmp_path, 100), forked=True)
+    small = tmp_path / "small.jsonl"
+    small.write_text("{}\n")
+    assert not backend.hint(small, forked=True)
+    assert not backend.fork_spare()
+
+
 def test_a_forked_child_counts_as_this_process_does_and_is_stopped_and_reaped():
     from foldscope.core.request import tokens
 
