@@ -270,6 +270,9 @@ class Process(Protocol):
     """What a parent does with its counting child's process: a spawned one's Popen, or a forked one's (Forked)."""
 
     @property
+    def pid(self) -> int: ...
+
+    @property
     def returncode(self) -> int | None: ...
 
     def kill(self) -> None: ...
@@ -322,8 +325,9 @@ class Forked:
 
 def fork() -> Child | None:
     """A counting child forked from this process, to count with the encoding it has built: it serves at once, where a
-    spawned child first starts an interpreter and builds its own (about 0.7 s of CPU). Only where a fork is safe (no
-    other thread runs); None when no process can be had."""
+    spawned child first starts an interpreter and builds its own (about 0.7 s of CPU); forked before this process has
+    one (the tokenizer's helper), it builds it. Only where a fork is safe (no other thread runs); None when no process
+    can be had."""
     down_r, down_w = os.pipe()
     up_r, up_w = os.pipe()
     try:

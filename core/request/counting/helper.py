@@ -8,7 +8,7 @@ from typing import Any
 
 from foldscope.core.request import tokens
 from foldscope.core.request.counting import children_allowed
-from foldscope.core.request.counting.child import receive, send, serve
+from foldscope.core.request.counting.child import fork, receive, send
 
 
 def start_helper() -> bool:
@@ -50,21 +50,11 @@ class Helper:
     def __init__(self) -> None:
         import atexit
 
-        down_r, down_w = os.pipe()  # requests: parent -> child
-        up_r, up_w = os.pipe()  # answers: child -> parent
-        pid = os.fork()
-        if pid == 0:  # the child: never returns into the caller's code
-            status = 1
-            try:
-                os.close(down_w)
-                os.close(up_r)
-                serve(down_r, up_w)
-                status = 0
-            finally:
-                os._exit(status)
-        os.close(down_r)
-        os.close(up_w)
-        self.pid, self._down, self._up = pid, os.fdopen(down_w, "wb"), os.fdopen(up_r, "rb")
+        started = fork()  # the counting child's loop, forked before this process has built the encoding
+        if started is None:
+            raise OSError("no process could be forked for the tokenizer's helper")
+        down, up = os.fdopen(started.down, "wb"), os.fdopen(started.up, "rb")  # requests down, answers up
+        self.pid, self._down, self._up = started.process.pid, down, up
         atexit.register(stop_helper)
 
     def _ask(self, request: tuple) -> Any:
