@@ -36,9 +36,10 @@ from foldscope.core.request.counting import children_allowed, one_thread
 # 10,368. Cuts at a tenth, 0.3 and 0.55 counted no more while the measure's counting child was spawned as the read
 # began, its start (about 0.7 s) on that core; forked at the first cut instead (backend.fork_spare), the core is free
 # from the read's start, and they counted 18,189-19,061 against the two cuts' 14,086-18,189 (nine alternated runs each,
-# load 3-5). The last cut stays at half the file: the measure starts no counting child for a record whose bodies are
-# half counted already (backend.Backend.start), and counts all the rest itself. What a child has not counted by the
-# read's end the measure counts, as before.
+# load 3-5). The last cut went back to half the file while the measure started no counting child for a record whose
+# bodies were half counted (backend.Backend.start); that rule now leaves the bodies seeded here out (Backend.read_bodies),
+# so a file whose start holds most of its messages, counted past half here, still has the rest counted ahead. What a
+# child has not counted by the read's end the measure counts, as before.
 FRACTIONS = (0.1, 0.3, 0.5)
 MIN_BYTES = 32 << 20  # a smaller file is read and measured soon enough: the fork and the second encoder would not repay
 WAIT_SECONDS = 0.1  # the parent waits this long at most for all the children to end; then takes what each has written
@@ -226,7 +227,9 @@ class DuringRead:
         for child in self._children:
             counts.update(child.counts_by(record, deadline))
             child.let_go()
+        before = counter.bodies_counted()
         counter.seed(counts, {}, {})
+        counter.backend.read_bodies = counter.bodies_counted() - before  # the record's start, not a memo (Backend.start)
         self.seeded = len(counts)
         for child in self._children:
             child.reap(wait=False)

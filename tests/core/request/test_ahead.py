@@ -309,6 +309,63 @@ def test_a_counter_that_has_counted_most_of_the_record_sends_nothing_ahead(eager
     assert not eager
 
 
+class ReadChild:
+    """One of the read's children (core.request.counting.during_read) as DuringRead.seed sees it: it counted `counts`."""
+
+    pid = None
+
+    def __init__(self, counts: dict) -> None:
+        self.counts = counts
+
+    def counts_by(self, record, deadline) -> dict:
+        return self.counts
+
+    def let_go(self) -> None: ...
+
+    def reap(self, wait: bool) -> None: ...
+
+
+def record_start(session: Session, monkeypatch, share: float) -> dict:
+    """The block bodies' counts of the record's first `share` of messages, as a counter counting it all makes them."""
+    full = Counter()
+    inline(session, None, monkeypatch, counter=full)
+    start = {id(m) for m in list(session.record)[: int(len(session.record) * share)]}
+    bodies = full.memo()[0]
+    return {key: n for key, n in bodies.items() if id(key[0][0]) in start}
+
+
+def test_a_record_whose_start_the_reads_children_counted_past_half_still_counts_the_rest_ahead(eager, monkeypatch, tmp_path):
+    """A file whose first half of bytes holds most of its messages has the read's children count past half its bodies
+    (review23: 0.615 of one): those are the record's start, not a reopened session's memo, so the measure still has a
+    child count the rest rather than count it all itself."""
+    from foldscope.core.request.counting import during_read
+
+    session = tool_session(10)
+    expected = inline(session, None, monkeypatch)
+    start = record_start(session, monkeypatch, 0.75)
+    assert 2 * len(start) > len(session.record), "not past half the bodies"
+    path = tmp_path / "s.jsonl"
+    path.write_text("{}\n")
+    early = during_read.DuringRead(path, lambda session: None)
+    early._children.append(ReadChild(start))
+    counter = Counter()
+    assert early.seed(counter, session.record) == len(start)
+    assert rows_of(measure_trace(session, counter=counter)) == expected
+    assert eager and eager[0].counted_ahead > 0, "the rest was counted in-line"
+    assert not any(key in eager[0]._batch_of for key in start), "a body the read counted was sent again"
+
+
+def test_a_reopened_session_whose_memo_holds_past_half_its_bodies_sends_nothing_ahead(eager, monkeypatch):
+    """The same counts taken from a library's memo (Counter.seed, as a reopened session's are): no child."""
+    session = tool_session(10)
+    start = record_start(session, monkeypatch, 0.75)
+    counter = Counter()
+    counter.seed(start, {}, {})
+    assert 2 * counter.bodies_counted() > len(session.record)
+    measure_trace(session, counter=counter)
+    assert not eager
+
+
 def test_no_child_runs_with_foldscope_counting_local(monkeypatch):
     monkeypatch.setenv("FOLDSCOPE_COUNTING", "local")
     monkeypatch.setattr(ahead, "START_CHARS", 0)

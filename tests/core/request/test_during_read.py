@@ -197,14 +197,6 @@ def test_the_measures_counting_child_is_forked_at_the_reads_fork_with_the_encode
     assert forked == in_line
 
 
-def test_the_reads_last_cut_is_within_the_files_first_half():
-    # Backend.start starts no counting child for a record whose bodies are half counted (the measure would count all
-    # the rest itself), so the read's children stop at half the file's bytes. That bounds the bodies they count only
-    # where the bodies are spread evenly through the file: a file whose first half holds most of its messages is
-    # counted past half (review23: 0.615 of one such), as it was before the cuts moved (docs/performance.md).
-    assert 0 < max(during_read.FRACTIONS) <= 0.5
-
-
 def _message(mid: str, text: str) -> Message:
     return Message(mid, "instruction", None, {"instruction": text})
 
