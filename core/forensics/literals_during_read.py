@@ -11,10 +11,11 @@ only where its own span of that request holds the very objects a child named (`m
 child's fork, which both processes hold alive (`held`) until the checks are taken, so no object made since can sit at a
 place the child names, and a message is frozen: the same objects give the same check. Any other span, and any check
 not written when it is wanted, is made as before. At the first cut the parent also builds the encoder its count builds
-anyway and forks the count's counting child with it (_counting_child), rather than spawn one as the read starts that
-spends the second core's first 0.7 s building its own. The children are niced (NICE) as the checks' child forked
-after the read is: they take the time the parent's read leaves, then what the count leaves; once the count is done,
-what they have not made is handed to the checks' child forked again then (LiteralChecks.count_done).
+anyway and forks the count's counting child with it (core.request.counting.read_children, the arming and forks this
+shares with the replay's read), rather than spawn one as the read starts that spends the second core's first 0.7 s
+building its own. The children are niced (NICE) as the checks' child forked after the read is: they take the time the
+parent's read leaves, then what the count leaves; once the count is done, what they have not made is handed to the
+checks' child forked again then (LiteralChecks.count_done).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import IO, Any
 
 from foldscope.core.forensics.literals_ahead import HEAD, NICE, Span, _serve
 from foldscope.core.model.session import FullRecord, Message, Session
+from foldscope.core.request.counting.read_children import ReadChildren
 
 # Where the read forks, a child at each checking the compactions read since the one before it. The checks cost about
 # 1.5 times the read's own CPU for the same part of the file (at 50k: 4.8 s for 151 compactions against a 3.2 s read,
@@ -115,14 +117,13 @@ class _Early:
         self._where.clear()
 
 
-class ChecksDuringRead:
+class ChecksDuringRead(ReadChildren):
     """One read's children checking the compactions read by each of FRACTIONS of the file: `arm` before the read,
     `read_ended` right after it (a child checks, writes and exits there, never returning), then in the parent
     `matched(spans)`, `take(i)` for span i, `stop_short()` once the count is done and `stop()` at the end."""
 
     def __init__(self, path: Any, fractions: Sequence[float] | None = None) -> None:
-        size = os.path.getsize(path)
-        self._cuts = [int(size * f) for f in (FRACTIONS if fractions is None else fractions)]
+        super().__init__(path, FRACTIONS if fractions is None else fractions)
         self.children: list[_Early] = []  # the parent's, in the order forked
         self._parent = os.getpid()
         self._mine: _Early | None = None  # in a child, itself
@@ -132,39 +133,10 @@ class ChecksDuringRead:
     def pids(self) -> list[int]:
         return [c.pid for c in self.children if c.pid is not None]
 
-    def arm(self) -> None:
-        """Have the read fork at the next cut (core.formats.stream_lines.split_at)."""
-        from foldscope.core.formats import stream_lines
-
-        if self._cuts:
-            stream_lines.split_at = (self._cuts.pop(0), self._fork)
-
-    def disarm(self) -> None:
-        """A read that never reached a line reader (another format) leaves no fork waiting for the next one."""
-        from foldscope.core.formats import stream_lines
-
-        if stream_lines.split_at is not None and stream_lines.split_at[1] == self._fork:
-            stream_lines.split_at = None
-
-    def failed(self) -> None:
-        """The read failed after the fork: in the child, exit with no answer (the parent reads and says it)."""
-        if self._mine is not None:
-            os._exit(1)
-
-    def _fork(self, builder: Any) -> bool:
-        """At a cut: True in the child (its read ends there), False in the parent (it reads on, to the next cut)."""
-        from foldscope.core.request.counting import one_thread
-
-        record = getattr(builder, "record", None)
-        if not one_thread() or not isinstance(record, FullRecord):
-            return False
-        if self._fork_checks(record):
-            return True
-        _counting_child()  # at the first cut (at a later one, nothing more)
-        self.arm()
-        return False
-
-    def _fork_checks(self, record: FullRecord) -> bool:
+    def _fork_child(self, record: FullRecord) -> bool:
+        # Forked before the measure's counting child and the encoder (ReadChildren._fork), so this child holds neither
+        # the encoder's build nor that child's pipes; one forked at a later cut holds the pipes' ends until its checks
+        # start, where _serve closes every other descriptor.
         try:
             child = _Early(tempfile.TemporaryFile(), list(record))
         except OSError:
@@ -230,20 +202,6 @@ class ChecksDuringRead:
         for child in self.children:
             child.stop()
         self._jobs.clear()
-
-
-def _counting_child() -> None:
-    """In the parent at a cut, after the checks' fork (so the child forked at this cut holds neither it nor its pipes;
-    one forked at a later cut holds the pipes' ends until its checks start, where _serve closes them): the encoder the
-    count builds anyway built now, and the measure's counting child forked with it if read_session's hint made one due
-    (core.request.counting.backend.fork_spare), as the replay's read does: a child spawned at the read's start spends
-    about 0.7 s of the second core starting an interpreter and building its own, the core the checks run on. It reads
-    its pipe, so it ends when this process does."""
-    from foldscope.core.request import tokens
-    from foldscope.core.request.counting import backend
-
-    tokens.local_encoding()
-    backend.fork_spare()
 
 
 def _child_jobs(session: Session, held: Set[int], earlier: Sequence[Set[int]] = ()) -> list[Any]:

@@ -28,6 +28,7 @@ from foldscope.core.model.session import FullRecord, Message, Session
 from foldscope.core.model.unseen_text import UNSEEN_TEXT
 from foldscope.core.request import tokens
 from foldscope.core.request.counting import children_allowed, one_thread
+from foldscope.core.request.counting.read_children import ReadChildren
 
 # Where the read forks, a child at each, each counting on from where the child before it stopped reading. A hundredth
 # of the file costs a child about 0.055 s of CPU to count and the parent about 0.025-0.034 s to read, so two children
@@ -128,7 +129,7 @@ class _Child:
             self.pid = None
 
 
-class DuringRead:
+class DuringRead(ReadChildren):
     """One read's children counting the record's start: `arm` before the read, `read_ended(session)` right after it (in
     a child it counts, writes its counts and exits, never returning), `seed(counter, record)` before the measure.
 
@@ -137,40 +138,22 @@ class DuringRead:
     the parent waits at most WAIT_SECONDS in all, then stops it and takes what it had written, its part's start first."""
 
     def __init__(self, path: Any, policy_of: Callable[[Session], Any]) -> None:
+        super().__init__(path, FRACTIONS)
         self._policy_of = policy_of  # the policy the measure will count under, made from a session as the command does
-        size = os.path.getsize(path)
-        self._cuts = [int(size * fraction) for fraction in FRACTIONS]
         self._children: list[_Child] = []  # the parent's, in the order forked
         self._next_start = 0  # the record position the next child counts from: where the one before's record ended
         self._mine: _Child | None = None  # in a child, itself
         self.seeded = 0  # counts taken into the parent's counter (for tests and benchmarks)
 
-    def arm(self) -> None:
-        """Have the next line read fork at the first cut (core.formats.stream_lines.split_at), and each later at the next."""
-        from foldscope.core.formats import stream_lines
-
-        if self._cuts:
-            stream_lines.split_at = (self._cuts.pop(0), self._fork)
-
-    def disarm(self) -> None:
-        """A read that never reached a line reader (another format) leaves no fork waiting for the next one."""
-        from foldscope.core.formats import stream_lines
-
-        if stream_lines.split_at is not None and stream_lines.split_at[1] == self._fork:
-            stream_lines.split_at = None
-
-    def _fork(self, builder: Any) -> bool:
-        """At a cut: True in the child (its read ends there), False in the parent (it reads on, to the next cut)."""
+    def _fork_child(self, record: FullRecord) -> bool:
         global _held_places
-        from foldscope.core.request.counting import backend
         from foldscope.core.request.counting.ahead import WINDOW
 
-        record = getattr(builder, "record", None)
-        if not one_thread() or not isinstance(record, FullRecord):
-            return False
         # The parent's encoder, built here rather than after the read: this replay builds one in the parent anyway (for
         # the measure's in-line counts, or before the strategies' fork), and built before this fork the child counts
-        # with it from its first body instead of building its own first on the core it has beside the read.
+        # with it from its first body instead of building its own first on the core it has beside the read. The
+        # measure's counting child is forked with it after this one (ReadChildren._fork), where the read's start did
+        # not spawn one to build its own (backend.hint with `forked`): that start's 0.7 s of CPU was this child's core.
         tokens.local_encoding()
         try:
             child = _Child(list(record), self._next_start)
@@ -187,19 +170,10 @@ class DuringRead:
             return True
         child.pid = pid
         self._children.append(child)
-        # The measure's counting child, forked now with this encoder where the read's start did not spawn one to build
-        # its own (backend.hint with `forked`): that start's 0.7 s of CPU was the core this child counts on.
-        backend.fork_spare()
         # The next child counts on from this one's last whole window (the last, cut short by the record's end here,
         # is counted again whole: the same keys give the same counts).
         self._next_start = len(record) // WINDOW * WINDOW
-        self.arm()
         return False
-
-    def failed(self) -> None:
-        """The read failed after a fork: in the child, exit with no answer (the parent reads and says it); here, nothing."""
-        if self._mine is not None:
-            os._exit(1)
 
     def read_ended(self, session: Session) -> None:
         """After the read: in the child, count the record's start, writing the counts as it goes, and exit (os._exit:
