@@ -43,26 +43,11 @@ class StoreChild:
     def fork(cls, session: Session | None, db: str, path: str, sample: str | None, input_format: str | None = None) -> StoreChild | None:
         """The child started (None when it could not be: the caller stores the session itself); with no `session`, the
         child reads `path` itself (as `input_format`, `sample`)."""
-        down_r, down_w = os.pipe()
-        up_r, up_w = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:
-            for fd in (down_r, down_w, up_r, up_w):
-                os.close(fd)
-            return None
-        if pid == 0:
-            code = 1
-            try:
-                os.close(down_w)
-                os.close(up_r)
-                _store(session, db, path, sample, input_format, down_r, up_w)
-                code = 0
-            finally:
-                os._exit(code)  # nothing of this process's exit: its output, handlers and objects are the parent's
-        os.close(down_r)
-        os.close(up_w)
-        return cls(pid, down_w, up_r)
+        from foldscope.core.request.counting import forked_on_pipes
+
+        # The child leaves by os._exit: none of this process's exit handlers, output or objects are its to finish.
+        got = forked_on_pipes(lambda down, up: _store(session, db, path, sample, input_format, down, up))
+        return None if got is None else cls(*got)
 
     def finish(self, memo: tuple[Mapping, ...], session: Session, read: tuple | None = None) -> int | None:
         """Send the counter's memo (with `read`, what this process read: read_stamp's), wait for the commit, and reap

@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any, BinaryIO, NamedTuple, Protocol
 
 from foldscope.core.request import long_parts, long_pieces, tokens
+from foldscope.core.request.counting import forked_on_pipes
 from foldscope.core.request.passages import Passages
 
 # How a child is started as a fresh interpreter (core.request.counting.ahead): `python -m MODULE DOWN UP`.
@@ -326,28 +327,10 @@ class Forked:
 def fork() -> Child | None:
     """A counting child forked from this process, to count with the encoding it has built: it serves at once, where a
     spawned child first starts an interpreter and builds its own (about 0.7 s of CPU); forked before this process has
-    one (the tokenizer's helper), it builds it. Only where a fork is safe (no other thread runs); None when no process
-    can be had."""
-    down_r, down_w = os.pipe()
-    up_r, up_w = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        for fd in (down_r, down_w, up_r, up_w):
-            os.close(fd)
-        return None
-    if pid == 0:  # the child: serves until its parent closes the pipe or stops it, never returns into the caller's code
-        status = 1
-        try:
-            os.close(down_w)
-            os.close(up_r)
-            serve(down_r, up_w)
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(down_r)
-    os.close(up_w)
-    return Child(Forked(pid), down_w, up_r)
+    one (the tokenizer's helper), it builds it. It serves until this process closes its pipe or stops it. Only where a
+    fork is safe (no other thread runs); None when no process can be had."""
+    got = forked_on_pipes(serve)  # core.request.counting's: the store's child is forked so too
+    return None if got is None else Child(Forked(got[0]), got[1], got[2])
 
 
 def spawn() -> Child | None:
