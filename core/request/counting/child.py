@@ -24,6 +24,11 @@ MODULE = "foldscope.core.request.counting.child"
 HUGE = 1 << 22
 _CHUNK = 1 << 20
 _APART = 56  # the bits of a message's length below the number of texts sent apart (in the top byte)
+# A text sent apart as UTF-8 the parent has made (_as_utf8) says so in the top bit of its number of parts: its size and
+# bytes follow, written and read as they are. In marshal's form a message's parts were copied into its growing buffer
+# (a realloc at each growth: 0.056 s of CPU and 70 MB of fresh pages in the parent of a 50 MB message of CJK sentences,
+# copied again by the child's loads; docs/performance.md, huge25).
+_UTF8 = 1 << 63
 # A text of a "counts" message this long (a part of a huge body, BodyParts: to twice long_pieces.TEXT_PART), not ASCII
 # and holding no long piece, goes down as its UTF-8 where the child counts with quicktok, which counts the bytes as they
 # come: the child decoded the text from marshal's UTF-8 and encoded it again for quicktok (0.06 + 0.05 s of a 50 MB
@@ -35,12 +40,18 @@ def send(stream: BinaryIO, value: Any) -> None:
     """One message down a pipe: its length (8 bytes, little-endian), then the value in marshal form (data only). A
     (kind, text) or (kind, [text, ...]) message's HUGE texts follow it apart (their number in the length's top byte),
     each in parts cut between two pieces (long_pieces.cuts: a part's count is the count of the text there), each part
-    its UTF-8 length then its UTF-8 a megabyte at a time; the receiver puts them back in their places."""
+    its UTF-8 length then its UTF-8 a megabyte at a time, and so do its texts sent as their UTF-8 (_UTF8); the receiver
+    puts them back in their places."""
     value, apart = _set_apart(_as_utf8(value))
     data = marshal.dumps(value)
     stream.write((len(data) | len(apart) << _APART).to_bytes(8, "little"))
     stream.write(data)  # apart: the two added would copy a huge message's text once more
     for text in apart:
+        if type(text) is bytes:  # UTF-8 made for the child (_as_utf8): written as it is
+            stream.write((_UTF8 | 1).to_bytes(8, "little"))
+            stream.write(len(text).to_bytes(8, "little"))
+            stream.write(text)
+            continue
         if isinstance(text, long_parts.Parts):  # one text as its chunks (Helper.count_parts): one part, never joined
             stream.write((1).to_bytes(8, "little"))
             stream.write(sum(_utf8_size(chunk, 0, len(chunk)) for chunk in text.chunks).to_bytes(8, "little"))
@@ -66,7 +77,11 @@ def receive(stream: BinaryIO, parts: bool = False) -> Any:
     value = marshal.loads(_read(stream, size & ((1 << _APART) - 1)))  # data only (lists of str and int), from our own
     apart = []
     for _ in range(size >> _APART):
-        cut = [_part(stream, _number(stream)) for _ in range(_number(stream))]
+        if (number := _number(stream)) & _UTF8:  # UTF-8 sent as it is: given as those bytes, a counting child counts them
+            data = _read(stream, _number(stream))
+            apart.append(data if parts else _text(data))
+            continue
+        cut = [_part(stream, _number(stream)) for _ in range(number)]
         apart.append(cut if parts else "".join(map(whole, cut)))
     value = _put_back(value, apart) if apart else value
     return value if parts else _as_texts(value)
@@ -166,8 +181,9 @@ def _read(stream: BinaryIO, size: int, into: bool = False) -> Any:
 
 
 def _apart(text: Any) -> bool:
-    """Whether a text goes apart from its message: a HUGE str, or any text given as its chunks (long_parts.Parts)."""
-    return isinstance(text, str) and len(text) >= HUGE or isinstance(text, long_parts.Parts)
+    """Whether a text goes apart from its message: a HUGE str, any text given as its chunks (long_parts.Parts), or
+    its UTF-8 (_as_utf8)."""
+    return isinstance(text, str) and len(text) >= HUGE or isinstance(text, long_parts.Parts) or type(text) is bytes
 
 
 def _set_apart(value: Any) -> tuple[Any, list[Any]]:

@@ -191,7 +191,7 @@ def test_a_long_text_not_ascii_goes_down_as_its_utf8_and_is_counted_as_it_is_cou
     monkeypatch.setattr(child.marshal, "dumps", lambda value: marshalled.append(value) or real(value))
     stream = io.BytesIO()
     child.send(stream, ("counts", texts))
-    assert marshalled[0] == ("counts", [sentences.encode(), *kept])
+    assert marshalled[0] == ("counts", [None, *kept])  # its UTF-8 apart (the next test)
     assert child.receive(io.BytesIO(stream.getvalue())) == ("counts", texts)
     kind, received = child.receive(io.BytesIO(stream.getvalue()), parts=True)
     assert received[0] == sentences.encode() and received[1:] == kept
@@ -211,3 +211,31 @@ def test_a_childs_texts_go_down_as_str_where_it_counts_with_tiktoken(monkeypatch
     stream = io.BytesIO()
     child.send(stream, value)
     assert child.receive(io.BytesIO(stream.getvalue()), parts=True) == value
+
+
+def test_a_text_sent_as_its_utf8_goes_down_apart_as_those_bytes_never_marshalled(monkeypatch):
+    """The UTF-8 the parent made of a part (_as_utf8) is written to the pipe as it is after the message, not copied into
+    marshal's growing buffer (and copied out again by the child's loads): the stream holds those bytes whole, and the
+    child gets them as bytes (anyone else as the text), the stream still framed after them."""
+    from foldscope.core.request import long_pieces, tokens
+
+    if tokens.BACKEND != tokens.FAST:
+        pytest.skip("tiktoken's child counts a str")
+    monkeypatch.setattr(child, "UTF8_TEXT", 1000)
+    monkeypatch.setattr(long_pieces, "TEXT_PART", 50_000)
+    first, second = _cjk_sentences(2000), _cjk_sentences(3000)[::-1]
+    marshalled: list[object] = []
+    real = marshal.dumps
+    monkeypatch.setattr(child.marshal, "dumps", lambda value: marshalled.append(value) or real(value))
+    stream = io.BytesIO()
+    child.send(stream, ("counts", [first, "short", second]))
+    child.send(stream, ("counts", ["after"]))
+    assert marshalled[0] == ("counts", [None, "short", None])
+    data = stream.getvalue()
+    for text in (first, second):
+        utf8 = text.encode()
+        assert data.count(utf8) == 1 and data[data.index(utf8) - 8 : data.index(utf8)] == len(utf8).to_bytes(8, "little")
+    received = io.BytesIO(data)
+    assert child.receive(received, parts=True) == ("counts", [first.encode(), "short", second.encode()])
+    assert child.receive(received, parts=True) == ("counts", ["after"])
+    assert child.receive(io.BytesIO(data)) == ("counts", [first, "short", second])
