@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from foldscope.core.fold.history import Folding
@@ -12,6 +13,7 @@ from foldscope.core.model.policy import Policy
 from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import Message, Session
 from foldscope.core.model.shared_start import Shared
+from foldscope.core.replay.brief_counts import BriefCounts
 from foldscope.core.request.estimators import ADR, PREDICTED, PredictedSize
 from foldscope.core.request.measure import Measure
 from foldscope.core.request.tokens import count_text
@@ -213,18 +215,25 @@ def brief(session: Session, span: list[Message], max_chars: int) -> str:
 
 
 FILL = " x"  # one o200k token a time: what stands for the summary's text beyond the brief
+MARKER = "\n[summary modelled on the session's own compactions]"
+
+
+@cache
+def _marker_tokens() -> int:
+    """The marker's count: the same text every compaction, counted once."""
+    return count_text(MARKER)
 
 
 def sized_brief(session: Session, span: list[Message], tokens: int) -> str:
     """A brief of the span counting `tokens` o200k tokens, give or take one: cut when longer, filled when shorter."""
     text = brief(session, span, max(64, tokens * 4))
-    n = count_text(text)
+    counts = BriefCounts(text)  # each cut is a prefix of the brief: counted from the brief's count, as count_text counts it
+    n = counts.prefix(len(text))
     while n > tokens and len(text) > 64:
         text = text[: max(64, len(text) * tokens // n)]
-        n = count_text(text)
-    marker = "\n[summary modelled on the session's own compactions]"
-    gap = tokens - n - count_text(marker)
-    return text + marker + FILL * gap if gap > 0 else text
+        n = counts.prefix(len(text))
+    gap = tokens - n - _marker_tokens()
+    return text + MARKER + FILL * gap if gap > 0 else text
 
 
 def folded_ids(span: Sequence[Message]) -> Shared[str]:
