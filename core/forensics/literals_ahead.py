@@ -30,7 +30,7 @@ import mmap
 import os
 import signal
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
 from foldscope.core.forensics.literals import LiteralCheck, check
@@ -84,10 +84,12 @@ class JobsAhead:
     only): the literal checks (LiteralChecks), and what else a caller adds that needs only what is built before the
     fork (the report's conversation, core.readout.report_transcript). `take(i)` gives job i's result once the child
     has written it whole, else None: it never waits, and a caller makes what it did not get itself. Results are read
-    from the child's file when taken, not held here. A context manager: leaving it kills and reaps the child."""
+    from the child's file when taken, not held here. A job may be None: a slot for work that needs what is built
+    after the fork (the report's every-request table needs the count), which the child passes over until count_done
+    fills it. A context manager: leaving it kills and reaps the child."""
 
     def __init__(
-        self, jobs: Sequence[Callable[[], Any]], fork: bool | None = None, counted_after: Any = None, elsewhere: Sequence[int] = ()
+        self, jobs: Sequence[Callable[[], Any] | None], fork: bool | None = None, counted_after: Any = None, elsewhere: Sequence[int] = ()
     ) -> None:
         self.jobs = list(jobs)
         self.counted_after = counted_after  # the session file whose trace is counted after the fork (_start), if any
@@ -148,7 +150,7 @@ class JobsAhead:
             self.pid = pid
         return pid > 0
 
-    def count_done(self, given: Sequence[int] = ()) -> None:
+    def count_done(self, given: Sequence[int] = (), filled: Mapping[int, Callable[[], Any]] | None = None) -> bool:
         """The count this child was niced below (NICE) is done: the child is forked again at this process's own
         priority, to make the jobs it has not made. Niced, it had the second core only where the counting child left
         it; after the count it shared that core's time with the every-request table's child, niced alike, while the
@@ -156,28 +158,33 @@ class JobsAhead:
         lower its own nice without privilege, so the child is killed (reaped by stop: never waited for here), each
         job it wrote whole marked as made and kept, and a new child forked to write into a file of its own. Where the
         child has made every job, or never ran, nothing is done. `given`: jobs made elsewhere (`elsewhere`) that were
-        not, which the new child makes first."""
+        not, which the new child makes first. `filled`: jobs for slots left None, made by the new child in their
+        place (so in the jobs' order). True where a new child was forked (to make `filled` too)."""
         if self.pid is None or self._file is None or self._marks is None or self.nice == 0:
-            return
+            return False
         self._kill()
         self._scan()  # its whole frames so far; its file is never read again (what it writes as it dies is not read)
         for i in self._where:
             self._marks[MARKS_HEAD + i] = 1
         for i in given:
             self._marks[MARKS_HEAD + i] = 0
-        left = len(self.jobs) - len(self._where)
+        for i, job in (filled or {}).items():
+            self.jobs[i] = job
+        left = sum(1 for i, job in enumerate(self.jobs) if job is not None and i not in self._where)
         if not left:
-            return
+            return False
         try:
             fresh = tempfile.TemporaryFile()
         except OSError:
-            return  # the jobs it made are taken; every other is made in-line
+            return False  # the jobs it made are taken; every other is made in-line
         self._older.append(self._file)
         self._file, self._scanned = fresh, 0
         self.nice, self.restarted = 0, left
         if not self._fork():
             fresh.close()
             self._file = self._older.pop()
+            return False
+        return True
 
     def take(self, i: int, in_order: bool = False) -> Any:
         """Job i's result if the child has written it whole, else None, and the caller makes it: the child is told, so
@@ -330,11 +337,12 @@ class LiteralChecks:
         self.stop()
         return got
 
-    def count_done(self) -> None:
+    def count_done(self, filled: Mapping[int, Callable[[], Any]] | None = None) -> bool:
         """The count is done: the child goes on at this process's priority (JobsAhead.count_done), with the checks the
-        child forked during the read had not made, which is stopped."""
+        child forked during the read had not made, which is stopped, and `filled` (slots of its shared JobsAhead).
+        True where a child was forked again."""
         given = self.early.stop_short() if self.early is not None else []
-        self.ahead.count_done([self.first + i for i in given])
+        return self.ahead.count_done([self.first + i for i in given], filled)
 
     def stop(self) -> None:
         """Kill and reap the child if it is these checks' own (a shared one is its owner's to stop), and the child
@@ -345,7 +353,9 @@ class LiteralChecks:
             self.ahead.stop()
 
 
-def _serve(jobs: Sequence[Callable[[], Any]], fd: int, marks: mmap.mmap | None = None, parent: int | None = None, nice: int = NICE) -> None:
+def _serve(
+    jobs: Sequence[Callable[[], Any] | None], fd: int, marks: mmap.mmap | None = None, parent: int | None = None, nice: int = NICE
+) -> None:
     """The child: each job's result written as a frame (its size and index, then its marshal data), in order, then
     exit at once (os._exit: never the parent's exit handlers, never its buffered output written twice). A job the
     parent has made itself is passed over, and where the parent, taking in order, has made one at or past the next,
@@ -372,7 +382,11 @@ def _serve(jobs: Sequence[Callable[[], Any]], fd: int, marks: mmap.mmap | None =
                 if marks[MARKS_HEAD + i]:
                     i += 1
                     continue
-            data = marshal.dumps(jobs[i]())
+            job = jobs[i]
+            if job is None:  # a slot filled after this child's fork (JobsAhead.count_done): not this child's
+                i += 1
+                continue
+            data = marshal.dumps(job())
             _write_all(fd, len(data).to_bytes(8, "little") + i.to_bytes(4, "little") + data)
             i += 1
         status = 0

@@ -30,11 +30,12 @@ from foldscope.core.readout.head_split import sources_for
 from foldscope.core.readout.report_bars import RequestBars
 from foldscope.core.readout.report_cost import cost_sections
 from foldscope.core.readout.report_data import ReportData
-from foldscope.core.readout.report_html import RULE_COLOURS, Markup, Section, bar_svg, esc, largest_of, num, swatch, table
+from foldscope.core.readout.report_html import RULE_COLOURS, STYLE, Markup, Section, bar_svg, esc, largest_of, num, swatch, table
 from foldscope.core.readout.report_transcript import (
     conversation_jobs,
     conversation_pieces,
     conversation_segments,
+    every_request_job_count,
     every_request_jobs,
     every_request_pieces,
     request_anchor,
@@ -336,40 +337,6 @@ def replay_section(data: ReportData, strategies: Sequence[str]) -> Section:
     )
 
 
-STYLE = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1000px;padding:0 16px;
-color:#1d1d1f;background:#fff}
-h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
-h3{font-size:14px;margin:16px 0 6px} dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px} dt{color:#555}
-dd{margin:0} table{border-collapse:collapse;width:100%;margin:8px 0;font-variant-numeric:tabular-nums}
-th,td{text-align:left;padding:3px 8px;border-bottom:1px solid #eee;vertical-align:top;overflow-wrap:break-word}
-th{background:#f6f6f6;hyphens:none} .n{text-align:right;white-space:nowrap} .wide{overflow-x:auto}
-.keys .key{white-space:nowrap;margin-right:6px} .swatch.free{background:#fff;outline:1px solid #bbb}
-td .swatch{margin-left:0} .mini{width:40%} .minibar{display:block;height:14px}
-tr:target{background:#fff3c4} a{color:#1c5fb8}
-.msgs{list-style:none;padding:0;margin:8px 0} .msgs li{margin:6px 0;padding:4px 8px;border-left:3px solid #ddd}
-.msgs pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0;font:12px/1.4 ui-monospace,monospace}
-.msgs .instruction{border-color:#1f7a4d} .msgs .assistant{border-color:#1c5fb8}
-.msgs .action_request,.msgs .action_response{border-color:#d35400} .msgs .mark{border-color:#0f8a8a;background:#eef8f8}
-.msgs .mark.fold{border-color:#7d3c98;background:#f5eef8} .msgs .req{border:0;color:#555;font-size:12px}
-.preview{color:#555;font:12px ui-monospace,monospace;margin-left:8px;overflow-wrap:anywhere}
-.who{font-weight:600} .at,.tag,.more{color:#777;font-size:12px} .tag{margin-left:6px} summary{cursor:pointer}
-.chart{display:block;margin:8px 0}
-.grid{stroke:#e6e6e6} .axis{font-size:11px;fill:#666} .bar{fill:#4a7fd0} .bar.over{fill:#c0392b}
-.reported{fill:#111} .rule{stroke-width:1.5;stroke-dasharray:6 3} .compaction{stroke:#0f8a8a;stroke-width:2}
-.fold{stroke:#7d3c98;stroke-width:2} .frame{fill:none;stroke:#bbb} .legend{color:#555;font-size:12px}
-.swatch{display:inline-block;width:10px;height:10px;margin:0 4px 0 10px;vertical-align:middle}
-.dot{display:inline-block;width:7px;height:7px;border-radius:50%;background:#111;margin:0 4px 0 10px;vertical-align:middle}
-footer{margin-top:32px;color:#777;font-size:12px}
-@media print{body{max-width:none;margin:0;padding:0;font-size:11px} .chart,table,.keys,dl{break-inside:avoid}
-h2,h3{break-after:avoid} tr{break-inside:avoid} .requests{font-size:10px} a{color:inherit;text-decoration:none}
-*{-webkit-print-color-adjust:exact;print-color-adjust:exact} .wide{overflow:visible}
-details.transcript:not([open])>summary::after{content:" (collapsed: open it before printing to include it)"}}
-@media screen and (prefers-color-scheme: dark){body{background:#1e1e1e;color:#e8e8e8} th{background:#2a2a2a} td,th{border-color:#333}
-dt,.legend,footer{color:#aaa} .grid{stroke:#333} .axis{fill:#aaa} .reported{fill:#eee} .dot{background:#eee}}
-"""
-
-
 def gather(
     session: Session,
     policy: Policy | None = None,
@@ -380,15 +347,18 @@ def gather(
     conversation: Callable[[int], str | None] | None = None,
     rows_ahead: bool = False,
     segments: Sequence[tuple[int, int, int | None]] | None = None,
+    row_slots: range | None = None,
 ) -> ReportData:
     """Everything the page shows, measured once by `measure` (default: a Measure of the session under `policy`).
     `checks`: the compactions' literal checks started before (core.forensics.literals_ahead.LiteralChecks), else
     gather starts them; `conversation`: the conversation's segments made ahead, `segments` the record cut into them
     (report_transcript.conversation_segments); `rows_ahead`: the every-request table made in a child forked after the
-    count, which the caller stops (ReportData.helpers; write_report does)."""
+    count, which the caller stops (ReportData.helpers; write_report does); `row_slots`: where the checks' shared jobs
+    (LiteralChecks.ahead) keep a place for that table's jobs, made by the checks' child forked again once the count is
+    done (_count_done), where it is."""
     measure = measure or Measure(session, policy or Policy())
     if checks is not None:
-        return _gathered(session, measure, replay, checks, conversation, rows_ahead, segments)
+        return _gathered(session, measure, replay, checks, conversation, rows_ahead, segments, row_slots)
     from foldscope.core.forensics.compactions import literal_checks
 
     # The compactions' literal checks need only the session: started now, they are made on the other core while the
@@ -405,6 +375,7 @@ def _gathered(
     conversation: Any,
     rows_ahead: bool = False,
     segments: Any = None,
+    row_slots: range | None = None,
 ) -> ReportData:
     from foldscope.core.forensics.trace_pass import MeasuredPass
 
@@ -430,15 +401,14 @@ def _gathered(
 
     rows = measure.calibrate(on_measured=heard if steps is not None else None).rows
     bars.heard_all()
-    if beside == [True] and hasattr(checks, "count_done"):
-        # The counting child's core is free: the checks' child, niced below it, goes on at this process's priority
-        # (JobsAhead.count_done). Where no child counted (the machine had no core to spare), it stays niced: at this
-        # process's priority it would take this process's time.
-        checks.count_done()
-    largest = max(rows, key=lambda r: (r.count_with_head, -r.index)).index if rows else None
-    limits = agent_limits(session, measure.policy)
-    window = limits.window
+    window = agent_limits(session, measure.policy).window
+    tokens = window.tokens if window else None
     head = sources_for(session)  # read once: the largest request's composition and every request's bar name the same parts
+    heard_bars = bars if len(bars) == len(rows) else None
+    rows_made = _count_done(
+        checks, beside == [True], row_slots, lambda: every_request_jobs(measure, tokens, mini_bar, largest_of, heard_bars, head)
+    )
+    largest = max(rows, key=lambda r: (r.count_with_head, -r.index)).index if rows else None
     composition = (
         request_composition(
             measure, largest, window=window.tokens if window else None, window_source=window.said if window else "", head=head
@@ -453,21 +423,28 @@ def _gathered(
         composition,
         fold_events(session, measure),
         cache_pass=steps,
-        bars=bars if len(bars) == len(rows) else None,
+        bars=heard_bars,
         literals=checks,
         conversation=conversation,
         segments=segments,
         head=head,
     )
-    if rows_ahead:
-        _rows_ahead(data, window.tokens if window else None)
+    if rows_made is not None:
+        data.every_request = rows_made
+    elif rows_ahead:
+        _rows_ahead(data, tokens)
+    return _sectioned(data, replay, tokens)
+
+
+def _sectioned(data: ReportData, replay: Sequence[str], window: int | None) -> ReportData:
+    """The page's sections made from the gathered data; a child forked for them stopped if one cannot be made."""
     try:
         data.sections = [
             summary_section(data),
             timeline_section(data),
             composition_section(data),
             *cost_sections(data),
-            every_request_section(data, window.tokens if window else None),
+            every_request_section(data, window),
             conversation_section(data),
         ]
         if replay:
@@ -477,6 +454,27 @@ def _gathered(
             helper.stop()
         raise
     return data
+
+
+def _count_done(
+    checks: Any, beside: bool, slots: range | None, row_jobs: Callable[[], list[Callable[[], str]]]
+) -> Callable[[int], str | None] | None:
+    """The count is done. Where a child counted beside this process, its core is free: the checks' child, niced below
+    it, goes on at this process's priority (LiteralChecks.count_done), and makes the every-request table's rows too, in
+    the `slots` write_report keeps for them between the checks and the conversation (the order the page takes them).
+    So after the count one child works beside this process, not two: a second child at this process's priority would
+    share a core with it (three processes on two cores), and niced (as _rows_ahead's is) it got little beside the
+    checks' child, so this process made most rows itself. Returns how the page takes those rows, else None (the caller
+    forks their own child). Where no child counted (no core to spare), the checks' child stays niced: at this
+    process's priority it would take this process's time."""
+    if not beside or not hasattr(checks, "count_done"):
+        return None
+    jobs = row_jobs() if slots else []
+    filled = dict(zip(slots, jobs)) if slots and len(jobs) == len(slots) else {}
+    if not checks.count_done(filled) or not filled or slots is None:
+        return None
+    ahead, first = checks.ahead, slots.start
+    return lambda j: ahead.take(first + j, in_order=True)  # the page takes its rows in order
 
 
 def _rows_ahead(data: ReportData, window: int | None) -> None:
@@ -560,10 +558,15 @@ def write_report(
     segments = conversation_segments(session)
     helpers: list[JobsAhead] = []
     early_made = early.matched(spans) if early is not None else []  # checks the child forked during the read makes
-    jobs = [s.parts for s in spans] + conversation_jobs(session, segments)
+    # The every-request table's jobs need the count: their places are kept, between the checks and the conversation,
+    # for the child forked again once the count is done (_count_done).
+    slots = range(len(spans), len(spans) + every_request_job_count(len(session.trace)))
+    jobs: list[Callable[[], Any] | None] = [s.parts for s in spans]
+    jobs += [None] * len(slots)
+    jobs += conversation_jobs(session, segments)
     # The trace is counted after this fork: its counting child asked for before it (literals_ahead.counting_child_first).
     with JobsAhead(jobs, counted_after=session.source, elsewhere=early_made) as ahead:
-        first = len(spans)
+        first = slots.stop
         try:
             data = gather(
                 session,
@@ -574,6 +577,7 @@ def write_report(
                 conversation=lambda j: ahead.take(first + j, in_order=True),  # the page takes its segments in order
                 rows_ahead=True,
                 segments=segments,  # cut once: the child's jobs and the page number the same segments
+                row_slots=slots,
             )
             helpers = data.helpers
             write_output(out, lambda: _encoded(render_pieces(data)), read)

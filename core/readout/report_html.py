@@ -182,3 +182,38 @@ def bar_svg(
         x += w
     parts.append("</svg>")
     return "".join(parts)
+
+
+# The page's one stylesheet, inline (the page loads nothing): screen, dark scheme and print.
+STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1000px;padding:0 16px;
+color:#1d1d1f;background:#fff}
+h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
+h3{font-size:14px;margin:16px 0 6px} dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px} dt{color:#555}
+dd{margin:0} table{border-collapse:collapse;width:100%;margin:8px 0;font-variant-numeric:tabular-nums}
+th,td{text-align:left;padding:3px 8px;border-bottom:1px solid #eee;vertical-align:top;overflow-wrap:break-word}
+th{background:#f6f6f6;hyphens:none} .n{text-align:right;white-space:nowrap} .wide{overflow-x:auto}
+.keys .key{white-space:nowrap;margin-right:6px} .swatch.free{background:#fff;outline:1px solid #bbb}
+td .swatch{margin-left:0} .mini{width:40%} .minibar{display:block;height:14px}
+tr:target{background:#fff3c4} a{color:#1c5fb8}
+.msgs{list-style:none;padding:0;margin:8px 0} .msgs li{margin:6px 0;padding:4px 8px;border-left:3px solid #ddd}
+.msgs pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0;font:12px/1.4 ui-monospace,monospace}
+.msgs .instruction{border-color:#1f7a4d} .msgs .assistant{border-color:#1c5fb8}
+.msgs .action_request,.msgs .action_response{border-color:#d35400} .msgs .mark{border-color:#0f8a8a;background:#eef8f8}
+.msgs .mark.fold{border-color:#7d3c98;background:#f5eef8} .msgs .req{border:0;color:#555;font-size:12px}
+.preview{color:#555;font:12px ui-monospace,monospace;margin-left:8px;overflow-wrap:anywhere}
+.who{font-weight:600} .at,.tag,.more{color:#777;font-size:12px} .tag{margin-left:6px} summary{cursor:pointer}
+.chart{display:block;margin:8px 0}
+.grid{stroke:#e6e6e6} .axis{font-size:11px;fill:#666} .bar{fill:#4a7fd0} .bar.over{fill:#c0392b}
+.reported{fill:#111} .rule{stroke-width:1.5;stroke-dasharray:6 3} .compaction{stroke:#0f8a8a;stroke-width:2}
+.fold{stroke:#7d3c98;stroke-width:2} .frame{fill:none;stroke:#bbb} .legend{color:#555;font-size:12px}
+.swatch{display:inline-block;width:10px;height:10px;margin:0 4px 0 10px;vertical-align:middle}
+.dot{display:inline-block;width:7px;height:7px;border-radius:50%;background:#111;margin:0 4px 0 10px;vertical-align:middle}
+footer{margin-top:32px;color:#777;font-size:12px}
+@media print{body{max-width:none;margin:0;padding:0;font-size:11px} .chart,table,.keys,dl{break-inside:avoid}
+h2,h3{break-after:avoid} tr{break-inside:avoid} .requests{font-size:10px} a{color:inherit;text-decoration:none}
+*{-webkit-print-color-adjust:exact;print-color-adjust:exact} .wide{overflow:visible}
+details.transcript:not([open])>summary::after{content:" (collapsed: open it before printing to include it)"}}
+@media screen and (prefers-color-scheme: dark){body{background:#1e1e1e;color:#e8e8e8} th{background:#2a2a2a} td,th{border-color:#333}
+dt,.legend,footer{color:#aaa} .grid{stroke:#333} .axis{fill:#aaa} .reported{fill:#eee} .dot{background:#eee}}
+"""

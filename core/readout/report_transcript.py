@@ -233,6 +233,11 @@ def every_request_rows(
     return "".join(out)
 
 
+def every_request_job_count(requests: int) -> int:
+    """How many jobs every_request_jobs makes of a table of `requests` rows."""
+    return -(-requests // ROWS_A_JOB)
+
+
 def every_request_jobs(
     measure: Measure,
     window: int | None,

@@ -328,6 +328,42 @@ def test_once_the_count_is_done_the_child_goes_on_at_its_parents_priority_keepin
     assert made.read_text().split() == ["0", "1", "1", "2", "3", "4", "5"]  # job 1 begun by each child, the rest once
 
 
+def test_a_slot_left_empty_is_passed_over_by_the_child(tmp_path):
+    """A job given as None keeps a place for work that needs what is built after the fork (the report's every-request
+    table needs the count): the child forked before passes over it and makes the jobs after it."""
+    with JobsAhead([_number(0), None, _number(2)], fork=True) as ahead:
+        assert ahead.pid is not None
+        _all_made(ahead)
+        assert [ahead.take(k) for k in range(3)] == [0, None, 2]
+
+
+def test_the_child_forked_again_at_the_counts_end_makes_the_slots_filled_then_in_their_place(tmp_path):
+    """count_done fills the slots (`filled`) before it forks the child at the parent's priority, which makes them in
+    the jobs' order, before the jobs after them: the work that needs the count is made by the one child that works
+    beside the parent after it (no second child forked for it)."""
+    if os.nice(0) >= 19:
+        pytest.skip("this process already runs at the lowest priority")
+    go, made = tmp_path / "go", tmp_path / "made"
+
+    def job(k: int):
+        def run() -> int:
+            with made.open("a") as f:
+                f.write(f"{k} ")
+            return k
+
+        return run
+
+    with JobsAhead([_held_until(go), None, None, job(3)], fork=True) as ahead:
+        assert ahead.pid is not None
+        _inside_the_first_job(go)  # the niced child is inside job 0: it has made nothing
+        assert ahead.count_done(filled={1: job(1), 2: job(2)})
+        assert ahead.nice == 0 and ahead.restarted == 4
+        go.touch()
+        _all_made(ahead)
+        assert [ahead.take(k) for k in range(4)] == [0, 1, 2, 3]
+    assert made.read_text().split() == ["1", "2", "3"]
+
+
 # A command that forks its jobs' child and is then killed (no `with` to reap the child): argv's first is the jobs' count.
 KILLED_PARENT = """
 import sys, time

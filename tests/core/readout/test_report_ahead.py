@@ -13,7 +13,7 @@ from foldscope.core.forensics import literals_ahead
 from foldscope.core.forensics.literals_ahead import JobsAhead
 from foldscope.core.formats import load_session
 from foldscope.core.readout.report import write_report
-from foldscope.core.readout.report_transcript import conversation_segments
+from foldscope.core.readout.report_transcript import conversation_segments, every_request_job_count
 from tests.core.counting_child import counted_here_with_a_child
 from tests.processes import gone
 
@@ -67,9 +67,9 @@ def _in_line_page(path: Path, out: Path, monkeypatch) -> bytes:
 def test_the_page_made_with_a_child_is_the_page_made_in_line_on_a_generated_session(generated, tmp_path, monkeypatch):
     started = _forks(monkeypatch)
     forked = _page(generated, tmp_path / "a.html")
-    # before the count, the same jobs' again at its end where a child counted and they were not all made
-    # (JobsAhead.count_done), the every-request table's after it
-    assert len(started) in (2, 3) and all(gone(pid) for pid in started)
+    # before the count, then the same jobs' again at its end with the every-request table's (JobsAhead.count_done)
+    # where a child counted, else the every-request table's alone
+    assert len(started) == 2 and all(gone(pid) for pid in started)
     assert forked == _in_line_page(generated, tmp_path / "b.html", monkeypatch)
     assert b"compaction" in forked and forked.count(b"<li class=req>") > 100
 
@@ -85,12 +85,12 @@ def test_the_page_made_with_a_child_is_the_page_made_in_line_on_dev_corpus_files
 @pytest.mark.parametrize("counting_child", [False, True])
 def test_a_child_killed_at_once_leaves_the_same_page(generated, tmp_path, monkeypatch, counting_child):
     """Every child killed as soon as it is forked: with a counting child, the checks' child forked again at the count's
-    end (JobsAhead.count_done) too."""
+    end (JobsAhead.count_done) with the every-request table's jobs, else the table's own child."""
     if counting_child:
         counted_here_with_a_child(monkeypatch)
     started = _forks(monkeypatch, kill=True)
     forked = _page(generated, tmp_path / "a.html")
-    assert len(started) == (3 if counting_child else 2) and all(gone(pid) for pid in started)
+    assert len(started) == 2 and all(gone(pid) for pid in started)
     assert forked == _in_line_page(generated, tmp_path / "b.html", monkeypatch)
 
 
@@ -164,27 +164,30 @@ def _niced_child_holds(monkeypatch) -> None:
     monkeypatch.setattr(literals_ahead.Span, "parts", parts)
 
 
-def test_the_checks_child_goes_on_at_the_pages_priority_once_the_count_is_done(generated, tmp_path, monkeypatch):
+def test_the_checks_child_goes_on_at_the_pages_priority_with_the_every_request_table_once_the_count_is_done(
+    generated, tmp_path, monkeypatch
+):
     """Niced below the counting child while the count runs, the checks' child is forked again at the parent's own
-    priority once the count is done (JobsAhead.count_done), so it is not left a niced share of the second core beside
-    the every-request table's child while the parent makes the checks it has not; the page is the same."""
+    priority once the count is done (JobsAhead.count_done), with the every-request table's jobs in the places kept for
+    them before the conversation's: one child beside the parent after the count, making what the page takes in the
+    order it takes it, not a second child forked for the table (three processes on two cores); the page is the same."""
     if os.nice(0) >= 19:
         pytest.skip("this process already runs at the lowest priority")
     expected = _in_line_page(generated, tmp_path / "b.html", monkeypatch)
     counted_here_with_a_child(monkeypatch)
     _forks(monkeypatch)
     _niced_child_holds(monkeypatch)
-    niced: list[tuple[int, int]] = []
+    niced: list[tuple[int, int, int]] = []  # each fork's jobs, slots left empty and nice
     real = JobsAhead._fork
 
     def fork(self):
-        niced.append((len(self.jobs), self.nice))
+        niced.append((len(self.jobs), self.jobs.count(None), self.nice))
         return real(self)
 
     monkeypatch.setattr(JobsAhead, "_fork", fork)
     forked = _page(generated, tmp_path / "a.html")
-    checks_and_segments, rows = niced[0][0], niced[-1][0]
-    assert niced == [(checks_and_segments, literals_ahead.NICE), (checks_and_segments, 0), (rows, literals_ahead.NICE)]
+    jobs, rows = niced[0][0], every_request_job_count(len(load_session(generated).trace))
+    assert rows > 1 and niced == [(jobs, rows, literals_ahead.NICE), (jobs, 0, 0)]
     assert forked == expected
 
 
@@ -209,3 +212,32 @@ def test_where_no_child_counted_the_checks_child_stays_niced(generated, tmp_path
     forked = _page(generated, tmp_path / "a.html")
     assert niced == [literals_ahead.NICE, literals_ahead.NICE] and all(gone(pid) for pid in started)
     assert forked == _in_line_page(generated, tmp_path / "b.html", monkeypatch)
+
+
+def test_the_rows_the_checks_child_made_after_the_count_are_the_pages_none_made_here(generated, tmp_path, monkeypatch):
+    """The page takes the every-request table's rows the checks' child, forked again once the count is done, made in
+    their kept places (report._count_done): with that child done before the page is written, this process makes no
+    row itself, and the page is the same."""
+    from foldscope.core.readout import report, report_transcript
+
+    expected = _in_line_page(generated, tmp_path / "b.html", monkeypatch)
+    counted_here_with_a_child(monkeypatch)
+    started = _forks(monkeypatch)
+    here = os.getpid()
+    rows_here: list[int] = []
+    real_rows, real_write = report_transcript.every_request_rows, report.write_output
+
+    def rows(*args, **kwargs):
+        if os.getpid() == here:
+            rows_here.append(args[5])
+        return real_rows(*args, **kwargs)
+
+    def write(*args, **kwargs):
+        os.waitid(os.P_PID, started[-1], os.WEXITED | os.WNOWAIT)  # the last child done, not reaped (stop reaps it)
+        return real_write(*args, **kwargs)
+
+    monkeypatch.setattr(report_transcript, "every_request_rows", rows)
+    monkeypatch.setattr(report, "write_output", write)
+    page = _page(generated, tmp_path / "a.html")
+    assert len(started) == 2 and all(gone(pid) for pid in started)
+    assert rows_here == [] and page == expected
