@@ -40,7 +40,7 @@ class Snapshots(LibraryBase):
         reader = snapshot_inputs.reader_identity()
         if reader is None:
             return
-        inputs = json.dumps(snapshot_inputs.inputs_of(path))  # ASCII: a name that is not UTF-8 keeps its escapes
+        inputs = json.dumps(snapshot_inputs.inputs_of(path, session))  # ASCII: a name that is not UTF-8 keeps its escapes
         data = data if data is not None else snapshot.dump_session(session, held=True)
         counter = snapshot_inputs.counter_identity() if memo is not None else None
         kept = snapshot_memo.memo_bytes(memo, session.record) if memo is not None and counter is not None else None

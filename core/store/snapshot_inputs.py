@@ -18,12 +18,16 @@ import functools
 import hashlib
 import os
 import sys
+import weakref
 from collections.abc import Iterable, Mapping
 from glob import escape as glob_escape
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foldscope.core.store.snapshot_stream import each_block
+
+if TYPE_CHECKING:
+    from foldscope.core.model.session import Session
 
 SNAPSHOT_FORMAT = 7  # the layout of the pickled session and of `inputs`; part of the reader identity (2: the record in batches;
 # 3: a mapping's non-ASCII texts as UTF-8 bytes, _Utf8; 4: a batch's huge texts before it, apart: snapshot_stream; 5: the
@@ -76,25 +80,34 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-# The session file this process last hashed whole as it stored the session (core.store.source_bytes), by its real path:
-# its size and SHA-256 then. The snapshot kept just after (inputs_of) names the file by them rather than read and hash
-# it again (0.03 s and the read of a 50 MB message's file), and so names the bytes the session was stored from even
-# where the file changed or was replaced in between (an agent appending while the count ran): the next open then finds
-# the snapshot stale, where a hash taken at the snapshot would have named the changed file. At most one; taken once.
-_hashed: dict[str, tuple[int, str]] = {}
+# The session file this process last hashed whole as it stored a session (core.store.source_bytes): that session (a
+# weak reference: the entry keeps nothing alive), the file's real path, and its size and SHA-256 then. The snapshot of
+# that very session kept just after (inputs_of) names the file by them rather than read and hash it again (0.03 s and
+# the read of a 50 MB message's file), and so names the bytes the session was stored from even where the file changed
+# or was replaced in between (an agent appending while the count ran): the next open then finds the snapshot stale,
+# where a hash taken at the snapshot would have named the changed file. At most one; taken once, and only by that
+# session's snapshot. Keyed by the path alone, any snapshot of the path could take it: two stores of one path (the
+# window's documents on two threads) could take each other's, naming bytes the session was not read from, and one a
+# store left with no snapshot after it (a session found stored already, a failed import) waited for the next snapshot
+# of that path, whichever session's.
+_hashed: tuple[weakref.ref[Session], str, int, str] | None = None
 
 
-def file_hashed(path: str | Path, st: os.stat_result, sha256: str) -> None:
-    """The session file at path, whose stat (taken before its bytes were read) is `st`, was just hashed whole."""
-    _hashed.clear()
-    _hashed[os.path.realpath(path)] = (st.st_size, sha256)
+def file_hashed(path: str | Path, st: os.stat_result, sha256: str, session: Session) -> None:
+    """The session file at path, whose stat (taken before its bytes were read) is `st`, was just hashed whole to store
+    `session`."""
+    global _hashed
+    _hashed = (weakref.ref(session), os.path.realpath(path), st.st_size, sha256)
 
 
-def _stored_size_and_sha256(path: Path) -> tuple[int | None, str]:
-    """The size and SHA-256 file_hashed was given for the file at path, else its size now and file_sha256(path)."""
-    known = _hashed.pop(os.path.realpath(path), None)
-    if known is not None:
-        return known
+def _stored_size_and_sha256(path: Path, session: Session | None) -> tuple[int | None, str]:
+    """The size and SHA-256 file_hashed was given for the file at path as it stored `session` (taken: a second snapshot
+    hashes the file), else its size now and file_sha256(path)."""
+    global _hashed
+    known = _hashed
+    if known is not None and session is not None and known[0]() is session and known[1] == os.path.realpath(path):
+        _hashed = None
+        return known[2], known[3]
     stat = _stat(path)
     return (stat[0] if stat else None), file_sha256(path)
 
@@ -107,10 +120,10 @@ def _stat(path: Path) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns]
 
 
-def inputs_of(path: str | Path) -> dict[str, Any]:
-    """What a snapshot of the session read from `path` stands for (see the module docstring)."""
+def inputs_of(path: str | Path, session: Session | None = None) -> dict[str, Any]:
+    """What a snapshot of `session`, read from `path`, stands for (see the module docstring)."""
     path = Path(path)
-    size, sha256 = _stored_size_and_sha256(path)
+    size, sha256 = _stored_size_and_sha256(path, session)
     return {"file": str(path), "size": size, "sha256": sha256, "neighbours": neighbours(path)}
 
 

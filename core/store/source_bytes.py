@@ -49,7 +49,7 @@ class SourceBytes:
             # Mapped, not read: the pages are the file's own, shared with the page cache.
             self.data = mmap.mmap(self._handle.fileno(), 0, access=mmap.ACCESS_READ) if stat.st_size else b""
             self.sha256, self.size = self._hash(), stat.st_size
-            snapshot_inputs.file_hashed(path, stat, self.sha256)  # the snapshot kept after the import names the file by it
+            snapshot_inputs.file_hashed(path, stat, self.sha256, self.session)  # its snapshot names the file by it
             spec = format_named(self.session.format)
             chosen = self.session.extras.get("inspect") or {"sample": self.session.extras.get("sample")}
             sample = chosen.get("sample") if spec and spec.samples else None

@@ -3,9 +3,11 @@ the session was stored from), not by hashing it again, even where the file chang
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
+import weakref
 
 import pytest
 
@@ -61,3 +63,32 @@ def test_a_file_changed_after_the_import_leaves_a_snapshot_of_the_stored_bytes_f
         inputs = kept_inputs(library)
         assert (inputs["size"], inputs["sha256"]) == (len(stored), hashlib.sha256(stored).hexdigest())
         assert library.stored_session(path) is None
+
+
+def test_the_imports_hash_is_taken_only_by_the_snapshot_of_the_session_it_stored(tmp_path):
+    """Another session's snapshot of the same path (a second read of it, stored on another thread) hashes the file as it
+    is now: it never names the bytes another session was stored from, and leaves them to that session's snapshot."""
+    path = tmp_path / "s.jsonl"
+    write_claude_code(path, _plan())
+    stored, other = load_session(path), load_session(path)
+    before = path.read_bytes()
+    with Library(tmp_path / "library.db") as library:
+        session_id = library.import_session(stored)
+        with open(path, "ab") as handle:
+            handle.write(before.splitlines(keepends=True)[-1])
+        library.keep_snapshot(session_id, other, path)
+        assert kept_inputs(library)["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+        library.keep_snapshot(session_id, stored, path)
+        assert kept_inputs(library)["sha256"] == hashlib.sha256(before).hexdigest()
+
+
+def test_the_imports_hash_keeps_no_session_alive(tmp_path):
+    path = tmp_path / "s.jsonl"
+    write_claude_code(path, _plan())
+    session = load_session(path)
+    with Library(tmp_path / "library.db") as library:
+        library.import_session(session)
+    gone = weakref.ref(session)
+    del session
+    gc.collect()
+    assert gone() is None, "the hash noted for its snapshot holds the stored session"
