@@ -167,6 +167,10 @@ class Counter(Tokenising):
             n += unseen_tokens(m, rate)
         return n
 
+    def note_extra(self, key: Any, spec) -> None:
+        """Note what a new block (its memo key `key`) counts beyond its text (_extra), added when its body is counted."""
+        self._images[key] = self._extra(spec)
+
     def system_extra(self, system: Sequence[Message]) -> int:
         """What the request head's system messages count beyond their text: their unseen parts at the unseen rate."""
         rate = self.unseen_rate
@@ -295,7 +299,7 @@ class Counter(Tokenising):
         key = memo_key(spec, record, policy, first_round)
         bodies = self._memo(policy_key(policy))
         if key not in bodies:
-            self._images[key] = self._extra(spec)
+            self.note_extra(key, spec)
             self._tokenise([key], [body_of(spec, record, policy, first_round)], bodies)
         old_part = base.parts[fi]
         glue_tokens = old_part.tokens - bodies[base.keys[fi]]

@@ -2,7 +2,7 @@
 
 Counter.measure_whole and Counter.pieces use it, and the tests hold the extending layouts (core.request.count_step) to
 it. Each function takes the Counter (typed Any: this module is below core.request.count) and notes in its memo what it
-counts.
+counts, through its public seam (Counter.note_extra, Tokenising.count_new), never its private memo.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def whole_layout(counter: Any, plan: Plan, bodies: dict, record, policy, tools, 
                 if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
                     raise AssertionError(f"block does not end with its type: {text[:80]}")
                 body = text[2 : len(text) - len(glue)]
-                counter._images[key] = counter._extra(spec)
+                counter.note_extra(key, spec)
             if bi < len(blocks) - 1:
                 glue += ',{"'
             elif not last_turn:
@@ -47,10 +47,4 @@ def whole_layout(counter: Any, plan: Plan, bodies: dict, record, policy, tools, 
 
 def fill_whole(counter: Any, layout: list[tuple], bodies: dict[Any, int]) -> None:
     """Tokenise every new segment of a whole layout (its blocks' into `bodies`, the memo of its policy key)."""
-    new: dict[Any, str] = {}
-    for key, body, _, _ in layout:
-        if body is None or key in new:
-            continue
-        if (key[1] not in counter._heads) if is_head(key) else (key not in bodies):
-            new[key] = body
-    counter._tokenise(list(new), list(new.values()), bodies)
+    counter.count_new({key: body for key, body, _, _ in layout if body is not None}, bodies)

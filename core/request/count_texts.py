@@ -47,6 +47,15 @@ class Tokenising:
     # its join) appended, for benchmarks.
     split_cpu: list[tuple[float, float, float]] | None = None
 
+    def count_new(self, segments: dict[Any, str], bodies: dict[Any, int]) -> None:
+        """Count each of `segments` (a head's key ("head", text), first where there is one, or a block body's memo key,
+        to its text) not counted yet: a head's into the heads, a body's into `bodies` (the memo of its policy key). For
+        core.request.count_reference, whose whole layouts are the counter's reference."""
+        new = {
+            k: text for k, text in segments.items() if (k[1] not in self._heads if type(k) is tuple and k[0] == "head" else k not in bodies)
+        }
+        self._tokenise(list(new), list(new.values()), bodies)
+
     def _tokenise(self, keys: list, given: list[str], bodies: dict[Any, int]) -> None:
         """Count every new segment, `given[i]` the text of `keys[i]` (_count_all, by passages when long): a head's into
         the heads (its key first in `keys`, where there is one), a block body's into `bodies` (the memo of its policy
