@@ -35,6 +35,7 @@ from foldscope.core.request.compile import (
     plain_key,
     short_key,
 )
+from foldscope.core.request.count_copy import one_replaced, places
 from foldscope.core.request.count_memo import BodiesMemo
 from foldscope.core.request.count_reference import fill_whole, is_head, whole_layout
 from foldscope.core.request.count_splice import Splice, spliced
@@ -48,8 +49,6 @@ from foldscope.core.request.count_step import (
     glue_of,
     images_of,
     lay_out,
-    one_replaced,
-    places,
     plain_body,
     shared,
     text_digest,
@@ -106,7 +105,7 @@ class Counter(Tokenising):
     shares its start with a recently measured one is planned and laid out only from where they part
     (core.request.count_step). A view that differs from a recently measured one by one result replaced with a
     copy of the same original (the clip's candidates) costs that result's block: every other block keeps
-    its key, glue and part, and the running counts shift by the difference (core.request.count_step.one_replaced). A
+    its key, glue and part, and the running counts shift by the difference (core.request.count_copy.one_replaced). A
     view that differs from one by a few messages in its middle (an edit, another kind, a message removed or put in)
     re-plans only the runs around them and keeps every block after them (core.request.count_splice).
     """
@@ -293,7 +292,7 @@ class Counter(Tokenising):
         return Measurement(head.tokens + laid.total, Headed(head, laid.parts), laid.serial, laid.since, kept, laid)
 
     def _replaced(self, base: Laid, messages: Sequence[Message], found: tuple, record, policy, first_round) -> Measurement:
-        """A view that differs from `base` by one result's copy (core.request.count_step.one_replaced): every block but
+        """A view that differs from `base` by one result's copy (core.request.count_copy.one_replaced): every block but
         the copy's keeps its key, glue and part; the copy's block is counted, and the running counts shift."""
         i, si, fi, spec = found
         key = memo_key(spec, record, policy, first_round)

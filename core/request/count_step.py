@@ -8,9 +8,9 @@
 # message, a pairing through a look-up that reads earlier runs, a mark moving inside the kept blocks, a copy
 # whose original is neither in the re-planned part nor in the record) it plans the view whole. A view that
 # replaces one result of a measured view with a copy of the same original (the clip's candidates) is not re-
-# planned at all when that provably changes only the result's own block (`one_replaced`): the counter swaps that
-# block's key and part and shifts the running counts. tests/core/test_count.py proves the parts equal the whole
-# plan's over random growing views and over chains of single-result replacements, under every policy.
+# planned at all when that provably changes only the result's own block (core.request.count_copy.one_replaced): the
+# counter swaps that block's key and part and shifts the running counts. tests/core/test_count.py proves the parts
+# equal the whole plan's over random growing views and over chains of single-result replacements, under every policy.
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ class Laid:
     # The three largest kept parts as (-tokens, index, part); None until asked for (Measurement.largest), since
     # replay never asks and working them out after a fold walks every kept part.
     top: list | None = None
-    where: dict | None = field(default=None, repr=False)  # id(result) -> (seq position, flat position), see places
+    where: dict | None = field(default=None, repr=False)  # id(result) -> (seq position, flat position): count_copy.places
     total: int = 0  # the tokens of every block with its glue (the head's apart); the counter sets it
     # The tokens of the `kept` blocks, when lay_out had them cheaper than a walk over the kept blocks of their last
     # chunk (core.request.count.kept_total): the state's total less the few blocks it did not keep.
@@ -90,76 +90,6 @@ class Laid:
     # The blocks, keys and roles from `kept` on as lay_out made them, as lists, until the counter counts them
     # (core.request.count.Counter._count_laid), which read them back out of the Shareds otherwise.
     fresh: tuple | None = field(default=None, repr=False)
-
-
-def places(laid: Laid) -> dict:
-    """Each result's seq position and the flat position of its block, by identity (None: the object is there twice)."""
-    if laid.where is None:
-        seq_at: dict[int, Any] = {}
-        for si, m in enumerate(laid.seq):
-            if m.kind == "action_response":
-                seq_at[id(m)] = None if id(m) in seq_at else si
-        where: dict[int, Any] = {}
-        for fi, spec in enumerate(laid.flat):
-            m = spec.message
-            if m.kind == "action_response":
-                k = id(m)
-                pos = seq_at.get(k)
-                where[k] = None if k in where or pos is None else (pos, fi)
-        laid.where = where
-    return laid.where
-
-
-def one_replaced(
-    base: Laid, messages: Sequence[Message], inputs: tuple, record: FullRecord | None, first_round: IncludedRound | None
-) -> tuple[int, int, int, BlockSpec] | None:
-    """Where a view differs from a measured one by one result replaced with a copy of the same original, when
-    that leaves every block but the result's own, every pairing, role, glue and mark as they were:
-    (view position, seq position, flat position, the block with the copy); else None.
-
-    The whole plan pairs a result through its original's `action_request_id` (the same original for both), and
-    a result the base paired directly (not irregular) pairs the same way; no other message names either
-    one's id or the original's, so nothing else resolves differently; the anchors (notes, the first round's
-    end and members) do not include either, so the marks stay where they were.
-    """
-    if base.irregular or len(base.messages) != len(messages) or base.inputs != inputs:
-        return None
-    old_view = base.messages
-    i = common_start(old_view, messages)
-    if i == len(messages):
-        return None
-    old, new = old_view[i], messages[i]
-    if old.kind != "action_response" or new.kind != "action_response" or record is None:
-        return None  # asked before the rest is compared: an edit of an answer is no copy's
-    if common_start(old_view[i + 1 :], messages[i + 1 :]) != len(messages) - i - 1:
-        return None
-    src = old.clipped_from or old.id
-    if new.clipped_from != src or new.id == src or new.id == old.id or src not in record:
-        return None
-    if old.clipped_from is None:
-        if record.get(src) is not old:
-            return None
-    elif old.id == src:
-        return None
-    if first_round is not None and (old.id in first_round.members or new.id in first_round.members or first_round.end in (old.id, new.id)):
-        return None
-    ids = {src, old.id, new.id}
-    for m in old_view[:i]:
-        if m.id in ids or m.clipped_from in ids:
-            return None
-    for m in old_view[i + 1 :]:
-        if m.id in ids or m.clipped_from in ids:
-            return None
-    at = places(base).get(id(old))
-    if at is None:
-        return None
-    si, fi = at
-    spec = base.flat[fi]
-    if spec.tag == TOOL_RESULT:
-        if spec.message is not old:
-            return None
-        return i, si, fi, BlockSpec(new, spec.tag, spec.call_id, spec.mark)
-    return None
 
 
 def type_glue(spec: BlockSpec) -> str:
