@@ -31,7 +31,7 @@ from foldscope.core.request.counting import child
 from foldscope.core.request.counting.child import receive, send
 from foldscope.core.request.long_pieces import has_long_piece
 from foldscope.core.request.passages import Passages
-from foldscope.core.request.plan import TEXT, CompileError, IncludedRound, plan_runs
+from foldscope.core.request.plan import TEXT, CompileError, IncludedRound, plan_runs, text_block
 from foldscope.core.request.provider_text import thinking_text
 from foldscope.core.request.tokens import encoder_built  # a name here, so a test can say what this process has built
 
@@ -48,6 +48,7 @@ BATCH_CHARS = 256 << 10
 # would count it in-line too, and its count alone takes longer than the child's start (about 0.03-0.2 s a MB).
 HUGE_CHARS = 1 << 20
 WINDOW = 256  # record messages planned at a time
+_TEXT_KINDS = frozenset({"assistant", "instruction"})  # messages whose text, when it is their content alone, is one block
 OVERLAP = 32  # messages planned on either side of a window, so a call and its result on its edge still pair
 # Until the child has answered once, a count it has not made is made in-line (its start takes about half a second of
 # the other core); tests set this to wait for it from the first batch, so that small sessions use it too.
@@ -297,6 +298,23 @@ class CountsAhead:
     def _render_window(self, first_round: IncludedRound | None) -> None:
         record, lo = self._record, self._next
         hi = min(len(record), lo + WINDOW)
+        if not self._counted_already(lo, hi, first_round):
+            self._send_blocks(lo, hi, first_round)
+        if self._thinking:
+            for i in range(lo, hi):
+                thought = thinking_text(record[i]) if record[i].kind == "assistant" else None
+                if thought and not has_long_piece(thought):
+                    digest = self._digests[thought] = text_digest(thought)
+                    key = text_key(digest)
+                    if key not in self._batch_of and not self._known(key):
+                        self._add(key, thought)
+        self._next = hi
+        self._ends.append(hi)
+        self._through.append(self._chars)
+
+    def _send_blocks(self, lo: int, hi: int, first_round: IncludedRound | None) -> None:
+        """Render and send the bodies of window lo..hi's blocks that nothing has counted or sent yet."""
+        record = self._record
         for spec in window_blocks(record, lo, hi):
             key = (block_key(spec, record, self._policy, first_round), self._pk)
             if key in self._batch_of or self._known(key):  # every key rendered or counted here went into a batch
@@ -321,17 +339,22 @@ class CountsAhead:
             self._add(key, text)
             if self._lengths is not None and (n := body_bytes(text)) is not None:
                 self._lengths[short_key(key[0])] = n
-        if self._thinking:
-            for i in range(lo, hi):
-                thought = thinking_text(record[i]) if record[i].kind == "assistant" else None
-                if thought and not has_long_piece(thought):
-                    digest = self._digests[thought] = text_digest(thought)
-                    key = text_key(digest)
-                    if key not in self._batch_of and not self._known(key):
-                        self._add(key, thought)
-        self._next = hi
-        self._ends.append(hi)
-        self._through.append(self._chars)
+
+    def _counted_already(self, lo: int, hi: int, first_round: IncludedRound | None) -> bool:
+        """Whether window lo..hi's text messages (answers and prompts: some, and each) are counted already: the record's
+        start, which the read's children counted a window at a time, every block of a window together. Such a window
+        is not planned again only to find each of its blocks counted (about a millisecond a window, on the measure's
+        thread: half the 50k record's windows). A block of it the children left out (one they could not render) is
+        counted by the measure in-line, as any block this did not send: the same count either way."""
+        record, policy, known = self._record, self._policy, self._known
+        texts = False
+        for i in range(lo, hi):
+            m = record[i]
+            if m.kind in _TEXT_KINDS and sole_text(m):
+                if not known((block_key(text_block(m), record, policy, first_round), self._pk)):
+                    return False  # the first window past the counted start, nearly always at its first text
+                texts = True
+        return texts
 
     def _add(self, key: Any, text: str) -> None:
         if self._child is None and not self._failed:

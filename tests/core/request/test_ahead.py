@@ -355,6 +355,54 @@ def test_a_record_whose_start_the_reads_children_counted_past_half_still_counts_
     assert not any(key in eager[0]._batch_of for key in start), "a body the read counted was sent again"
 
 
+def test_the_windows_of_the_start_the_reads_children_counted_are_not_planned_again(eager, monkeypatch, tmp_path):
+    """The measure renders ahead from the record's start: a window whose answers and prompts the read's children counted
+    had every block counted with them, so it is passed over unplanned; the first one past them is planned, and the
+    figures are the in-line ones."""
+    from foldscope.core.request.counting import during_read
+
+    session = tool_session(10)
+    expected = inline(session, None, monkeypatch)
+    start = record_start(session, monkeypatch, 0.5)
+    counted = int(len(session.record) * 0.5)
+    monkeypatch.setattr(ahead, "WINDOW", 8)
+    planned: list[int] = []
+    real = ahead.window_blocks
+
+    def window_blocks(record, lo, hi):
+        planned.append(lo)
+        return real(record, lo, hi)
+
+    monkeypatch.setattr(ahead, "window_blocks", window_blocks)
+    path = tmp_path / "s.jsonl"
+    path.write_text("{}\n")
+    early = during_read.DuringRead(path, lambda session: None)
+    early._children.append(ReadChild(start))
+    counter = Counter()
+    early.seed(counter, session.record)
+    assert rows_of(measure_trace(session, counter=counter)) == expected
+    assert planned and min(planned) == counted // 8 * 8, "a window of the counted start was planned, or none past it"
+
+
+def test_a_window_is_passed_over_unplanned_only_when_it_holds_texts_and_each_is_counted():
+    session = tool_session(2)
+    record = session.record
+    texts = {m.id for m in record if m.kind in ("instruction", "assistant")}
+    calls = [i for i, m in enumerate(record) if m.kind in ("action_request", "action_response")]
+
+    def counts(known) -> ahead.CountsAhead:
+        return ahead.CountsAhead(record, None, (), known=known)
+
+    def named(key) -> str:
+        return key[0][0].id
+
+    everything = counts(lambda key: True)
+    assert everything._counted_already(0, len(record), None)
+    assert not everything._counted_already(calls[0], calls[0] + 6, None), "a window of calls and results alone"
+    for missing in texts:
+        assert not counts(lambda key, missing=missing: named(key) != missing)._counted_already(0, len(record), None)
+
+
 def test_a_reopened_session_whose_memo_holds_past_half_its_bodies_sends_nothing_ahead(eager, monkeypatch):
     """The same counts taken from a library's memo (Counter.seed, as a reopened session's are): no child."""
     session = tool_session(10)
