@@ -112,15 +112,20 @@ def keep(opened: Opened, file: str, db: str, sample: str | None = None) -> int:
     from foldscope.core.store.snapshot import spilled
 
     as_read, opened.snapshot = opened.snapshot, None
-    # Pickled into a temporary file beside the library (on disk, where the temporary folder may be memory), never held.
-    with spilled(as_read, None if db == ":memory:" else Path(db).parent, held=True) as data, Library(db) as library:
+    with Library(db) as library:
         if opened.library_id is None and storing is not None:
             # The child failed other than the library refusing: the session stored here, without the snapshot (the
             # session as read is gone: the count has set its unseen head), so a reopen reads the file again.
             opened.library_id = library.import_session(session)
         elif opened.library_id is None:
-            opened.library_id = library.import_session(session)
-            library.keep_snapshot(opened.library_id, session, path, sample, memo=counter.memo(), data=data)
+            # Imported before the snapshot is pickled: the import's write of a huge text's UTF-8 names the text (its
+            # size and SHA-256), which the snapshot then neither encodes nor hashes again (0.07 s of a 50 MB message of
+            # CJK sentences; docs/performance.md, huge25).
+            names: dict[int, tuple[str, int, str]] = {}
+            opened.library_id = library.import_session(session, names=names)
+            # Pickled into a temporary file beside the library (on disk, where the temporary folder may be memory), never held.
+            with spilled(as_read, None if db == ":memory:" else Path(db).parent, held=True, names=names) as data:
+                library.keep_snapshot(opened.library_id, session, path, sample, memo=counter.memo(), data=data)
         elif counter.tokenised_chars > opened.tokenised_before:
             library.keep_memo(opened.library_id, path, sample, session.record, counter.memo())
     return opened.library_id

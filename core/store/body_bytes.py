@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
@@ -46,22 +47,28 @@ class HugeBody(NamedTuple):
         return len(self.text) if self.text.isascii() else sum(map(len, self.text_parts()))
 
 
-def write_huge(conn: sqlite3.Connection, body: HugeBody, original: Iterable[bytes]) -> None:
+def write_huge(conn: sqlite3.Connection, body: HugeBody, original: Iterable[bytes]) -> tuple[int, str] | None:
     """A huge body's original (given a part at a time: SourceBytes.parts) and text, in its row of body_bytes, a part at
     a time (unless the library held the body already, under another id). The row is made of two zero-filled blobs that
     end it, which SQLite writes without making them in memory, then filled: bound whole, SQLite copied the line and the
-    text it was given and made the row from the copies, four times the message held at once (docs/performance.md)."""
+    text it was given and made the row from the copies, four times the message held at once (docs/performance.md).
+    Returns the text's name as a snapshot names a held text (its UTF-8 size and SHA-256, snapshot_stream.held_name),
+    hashed from the parts written; None where nothing was written."""
     if conn.execute("SELECT 1 FROM bodies WHERE id = ? AND key = ?", [body.id, body.key]).fetchone() is None:
-        return
+        return None
     conn.execute(
         "INSERT INTO body_bytes (body, original, text) VALUES (?, zeroblob(?), zeroblob(?))", [body.id, body.size(), body.text_size()]
     )
     with conn.blobopen("body_bytes", "original", body.id) as blob:
         for part in original:
             blob.write(part)
+    digest, size = hashlib.sha256(), 0
     with conn.blobopen("body_bytes", "text", body.id) as blob:
         for part in body.text_parts():
             blob.write(part)
+            digest.update(part)
+            size += len(part)
+    return size, digest.hexdigest()
 
 
 def huge_start(conn: sqlite3.Connection, body: int) -> str:

@@ -24,9 +24,18 @@ class Imports(LibraryBase):
     """Library.import_session and what it stores through (known_session, find: the id a session's bytes are under)."""
 
     @guarded
-    def import_session(self, session: Session, token_counts: tuple[str, list[int]] | None = None, *, least_cache: bool = False) -> int:
+    def import_session(
+        self,
+        session: Session,
+        token_counts: tuple[str, list[int]] | None = None,
+        *,
+        least_cache: bool = False,
+        names: dict[int, tuple[str, int, str]] | None = None,
+    ) -> int:
         """Store a session in one transaction and return its id; the same source bytes give the same id (`least_cache`:
-        SQLite's default cache, not the indexes' size: a tenth more CPU, 8 MiB less at 50,000 messages).
+        SQLite's default cache, not the indexes' size: a tenth more CPU, 8 MiB less at 50,000 messages; `names`: given
+        each huge text this import wrote into body_bytes, by id, as (the text, its name: write_huge's), for a snapshot
+        pickled after it to name the text without hashing it again, snapshot.dump_session_to).
 
         Each message's original bytes (a BLOB) are stored once, as a body keyed by their SHA-256, with its
         text: for a line-based source the bytes of the line(s) it came from, sliced from the file (which
@@ -45,7 +54,7 @@ class Imports(LibraryBase):
             cache = self.conn.execute("PRAGMA cache_size").fetchone()[0]
             self.conn.execute(f"PRAGMA cache_size=-{import_cache_kib(len(session.record), source.size, least=least_cache)}")
             try:
-                session_id = self._import(session, source, peak, token_counts)
+                session_id = self._import(session, source, peak, token_counts, names)
             finally:
                 self.conn.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT}")
                 self.conn.execute(f"PRAGMA cache_size={int(cache)}")
@@ -53,7 +62,12 @@ class Imports(LibraryBase):
         return session_id
 
     def _import(
-        self, session: Session, source: SourceBytes, peak_reported: int | None, token_counts: tuple[str, list[int]] | None = None
+        self,
+        session: Session,
+        source: SourceBytes,
+        peak_reported: int | None,
+        token_counts: tuple[str, list[int]] | None = None,
+        names: dict[int, tuple[str, int, str]] | None = None,
     ) -> int:
         with self._atomic():
             # Looked up again under the write lock: another process may have imported the same bytes
@@ -95,7 +109,9 @@ class Imports(LibraryBase):
                 if self.conn.total_changes - before < len(message_rows):
                     message_rows = self._held_bodies(message_rows, keys, first)
                 for body in huge:
-                    write_huge(self.conn, body, source.parts(body.original))
+                    name = write_huge(self.conn, body, source.parts(body.original))
+                    if names is not None and name is not None:
+                        names[id(body.text)] = (body.text, *name)
                 self._insert_messages(message_rows)
                 first += len(message_rows)
                 source.release()

@@ -219,14 +219,14 @@ def as_read(session: Session, extras: dict[str, Any] | None = None) -> Session:
     return _session(state)
 
 
-def dump_session(session: Session, held: bool = False) -> bytes:
+def dump_session(session: Session, held: bool = False, names: Mapping[int, tuple[str, int, str]] | None = None) -> bytes:
     """The session, pickled and compressed (dump_session_to's bytes), held in memory."""
     out = io.BytesIO()
-    dump_session_to(session, out, held)
+    dump_session_to(session, out, held, names)
     return out.getvalue()
 
 
-def dump_session_to(session: Session, out: BinaryIO, held: bool = False) -> None:
+def dump_session_to(session: Session, out: BinaryIO, held: bool = False, names: Mapping[int, tuple[str, int, str]] | None = None) -> None:
     """The session pickled into `out` and compressed (zlib level 1: a tenth of the time of level 6, a third of the
     size) as the pickle is written, so the whole pickle (80 MB for 50,000 messages) is never held, let alone twice.
 
@@ -237,7 +237,9 @@ def dump_session_to(session: Session, out: BinaryIO, held: bool = False) -> None
     count; the trace apart, its memo and its columns are let go before the rest is pickled.
 
     `held`: for a library that stores the session's bodies, a message's own huge text is named, not written
-    (snapshot_stream.HELD); loading it then takes the library's reader of such texts (load_session's `held`)."""
+    (snapshot_stream.HELD); loading it then takes the library's reader of such texts (load_session's `held`). `names`:
+    texts the import just wrote, named by its own pass over their UTF-8 (Imports.import_session's), each used where it
+    is the same str; any other held text is hashed here (snapshot_stream.held_name)."""
     deflating = Deflating(out)
     record = session.record
     messages = _Pickler(deflating, protocol=5)
@@ -248,7 +250,8 @@ def dump_session_to(session: Session, out: BinaryIO, held: bool = False) -> None
         places = held_places(batch, start) if held and texts else {}
         for text in texts:
             if id(text) in places:
-                write_held(deflating, text, *places[id(text)][:2])
+                named = (names or {}).get(id(text))
+                write_held(deflating, text, *places[id(text)][:2], named[1:] if named is not None and named[0] is text else None)
             else:
                 write_text(deflating, text)
         messages.clear_memo()
@@ -261,33 +264,38 @@ def dump_session_to(session: Session, out: BinaryIO, held: bool = False) -> None
 
 
 @contextlib.contextmanager
-def spilled(session: Session | None, folder: str | Path | None = None, held: bool = False) -> Iterator[BinaryIO | bytes | None]:
+def spilled(
+    session: Session | None,
+    folder: str | Path | None = None,
+    held: bool = False,
+    names: Mapping[int, tuple[str, int, str]] | None = None,
+) -> Iterator[BinaryIO | bytes | None]:
     """The session's snapshot (dump_session_to) in a temporary file, from its start, while the block runs: its
     compressed bytes (a quarter of a JSONL file's size) are never in memory beside the counted session. The file is
     made in `folder` (the library's: on disk, where a temporary folder may be memory, tmpfs), else in the temporary
-    folder; in memory (dump_session) where neither can be written. `held`: as dump_session_to's."""
+    folder; in memory (dump_session) where neither can be written. `held` and `names`: as dump_session_to's."""
     if session is None:
         yield None
         return
     spill = None
     for where in (folder, None) if folder is not None else (None,):
-        spill = _spill(session, where, held)
+        spill = _spill(session, where, held, names)
         if spill is not None:
             break
     try:
-        yield spill if spill is not None else dump_session(session, held)
+        yield spill if spill is not None else dump_session(session, held, names)
     finally:
         if spill is not None:
             spill.close()
 
 
-def _spill(session: Session, folder: str | Path | None, held: bool) -> BinaryIO | None:
+def _spill(session: Session, folder: str | Path | None, held: bool, names: Mapping | None = None) -> BinaryIO | None:
     try:
         spill = tempfile.TemporaryFile(dir=folder)
     except OSError:
         return None
     try:
-        dump_session_to(session, spill, held)
+        dump_session_to(session, spill, held, names)
         spill.seek(0)
     except OSError:  # the folder is full or gone
         spill.close()

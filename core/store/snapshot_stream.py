@@ -56,9 +56,10 @@ def held_places(messages: Iterable[Message], start: int) -> dict[int, tuple[int,
     return places
 
 
-def write_held(out: BinaryIO | Any, text: str, place: int, message_id: str) -> None:
-    """A huge text the library holds as the body of the message at `place`, named in the snapshot's stream (HELD)."""
-    out.write(pickle.dumps((HELD, place, message_id, *held_name(text)), protocol=5))
+def write_held(out: BinaryIO | Any, text: str, place: int, message_id: str, name: tuple[int, str] | None = None) -> None:
+    """A huge text the library holds as the body of the message at `place`, named in the snapshot's stream (HELD):
+    by `name` where its import has named it (body_bytes.write_huge), else by held_name."""
+    out.write(pickle.dumps((HELD, place, message_id, *(name or held_name(text))), protocol=5))
 
 
 def held_name(text: str) -> tuple[int, str]:

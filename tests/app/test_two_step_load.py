@@ -206,9 +206,9 @@ def test_an_edit_made_while_the_library_stores_the_session_ends_in_the_library_a
     stored: list[object] = []
     real_dump, real_import = snapshot_module.dump_session_to, opening_module.import_into_library
 
-    def dump_after_the_edits(session, out, held=False):  # the snapshot's pickling, then the import, run once the edits are made
+    def dump_after_the_edits(session, out, *args):  # the snapshot's pickling, then the import, run once the edits are made
         assert edited.wait(30)
-        return real_dump(session, out, held)
+        return real_dump(session, out, *args)
 
     def importing(session, *args, **kwargs):
         stored.append(session)

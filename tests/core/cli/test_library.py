@@ -191,7 +191,7 @@ def test_inspect_with_a_library_pickles_the_snapshot_after_the_count_into_a_file
     monkeypatch.setattr(tokens, "SMALL_INPUT_BYTES", 0)  # a large file's way: no child stores it while it is counted
     events: list[object] = []
     dump, measure = snapshot.dump_session_to, count.Counter.measure
-    monkeypatch.setattr(snapshot, "dump_session_to", lambda session, out, held=False: events.append(type(out)) or dump(session, out, held))
+    monkeypatch.setattr(snapshot, "dump_session_to", lambda session, out, *a: events.append(type(out)) or dump(session, out, *a))
     monkeypatch.setattr(count.Counter, "measure", lambda self, *a, **k: events.append("count") or measure(self, *a, **k))
     code, out, _ = run(capsys, "inspect", source, "--db", tmp_path / "library.db", "--json")
     assert code == 0 and "count" in events
