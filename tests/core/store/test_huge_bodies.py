@@ -23,10 +23,10 @@ TEXTS = [
 ]
 
 
-def claude_file(path: Path) -> Path:
-    """A Claude Code file whose user messages are TEXTS, each answered."""
+def claude_file(path: Path, texts: list[str] = TEXTS) -> Path:
+    """A Claude Code file whose user messages are `texts`, each answered."""
     lines = []
-    for n, text in enumerate(TEXTS):
+    for n, text in enumerate(texts):
         lines.append(
             {
                 "type": "user",
