@@ -345,7 +345,11 @@ class CountsAhead:
         start, which the read's children counted a window at a time, every block of a window together. Such a window
         is not planned again only to find each of its blocks counted (about a millisecond a window, on the measure's
         thread: half the 50k record's windows). A block of it the children left out (one they could not render) is
-        counted by the measure in-line, as any block this did not send: the same count either way."""
+        counted by the measure in-line, as any block this did not send: the same count either way. Never where this
+        process leaves its counts to the child (`counts_here` False, the window's): an in-line count there would build
+        the encoder the window's process does without (a grown file's call paired anew, its texts counted before)."""
+        if not self.counts_here:
+            return False
         record, policy, known = self._record, self._policy, self._known
         texts = False
         for i in range(lo, hi):

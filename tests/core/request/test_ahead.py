@@ -403,6 +403,14 @@ def test_a_window_is_passed_over_unplanned_only_when_it_holds_texts_and_each_is_
         assert not counts(lambda key, missing=missing: named(key) != missing)._counted_already(0, len(record), None)
 
 
+def test_the_windows_process_plans_every_window_its_child_counts():
+    """The window's process (counts_here False) builds no encoder: a block the read left out must go to the child, so
+    no window is passed over there, even one whose texts are all counted."""
+    record = tool_session(2).record
+    leaving = ahead.CountsAhead(record, None, (), known=lambda key: True, counts_here=False)
+    assert not leaving._counted_already(0, len(record), None)
+
+
 def test_a_reopened_session_whose_memo_holds_past_half_its_bodies_sends_nothing_ahead(eager, monkeypatch):
     """The same counts taken from a library's memo (Counter.seed, as a reopened session's are): no child."""
     session = tool_session(10)
