@@ -45,7 +45,7 @@ MARKS_HEAD = 8
 # time it does not take from the parent and the counting child. Beside them at the same priority, three processes on
 # two cores left the parent a third of its core's time short: `report` at 50k 7.5-8.1 s wall, 7.0-7.4 at 8 (idle,
 # five alternated pairs, docs/performance.md). Once the count is done, the child is forked again at the parent's own
-# priority (JobsAhead.count_done). Where the platform has it, a niced child also runs under SCHED_IDLE (_idle).
+# priority (JobsAhead.count_done).
 NICE = 8
 
 
@@ -366,7 +366,6 @@ def _serve(
         gc.disable()  # a short life: no collection walks (and copies) what the parent built
         if nice:
             os.nice(nice)
-            _idle()
         # The parent's other files (a counting child's pipes) are not this child's to hold open: one stopped by the
         # closing of its pipe would otherwise wait for this child's end.
         os.closerange(3, fd)
@@ -393,20 +392,6 @@ def _serve(
         status = 0
     finally:
         os._exit(status)
-
-
-def _idle() -> None:
-    """This process runs only where a core would otherwise idle (Linux's SCHED_IDLE), not at a niced share of its
-    parent's core: at nice 8 a child the scheduler put on the parent's core still took a seventh of it, and the report's
-    parent ran 1.29-1.32 s of wall a CPU second in the count, 1.03-1.19 with its children under SCHED_IDLE
-    (docs/performance.md, report25). Where the platform has no such policy, the nice alone stands."""
-    policy = getattr(os, "SCHED_IDLE", None)
-    if policy is None:
-        return
-    try:
-        os.sched_setscheduler(0, policy, os.sched_param(0))
-    except OSError:
-        pass
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -259,22 +259,6 @@ def test_the_child_makes_its_jobs_at_a_lower_priority_than_its_parent():
         assert ahead.take(0) == min(19, os.nice(0) + literals_ahead.NICE) > os.nice(0)
 
 
-@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="no SCHED_IDLE on this platform: the nice alone")
-def test_a_niced_child_runs_only_where_a_core_would_idle():
-    """Niced, the child still takes a share of its parent's core where the scheduler puts it there; under SCHED_IDLE it
-    takes only time no other process wants. The child forked again at the parent's priority runs as the parent does."""
-    with JobsAhead([lambda: os.sched_getscheduler(0)], fork=True) as ahead:
-        assert ahead.pid is not None
-        _all_made(ahead)
-        assert ahead.take(0) == os.SCHED_IDLE != os.sched_getscheduler(0)
-    with JobsAhead([lambda: os.sched_getscheduler(0)], fork=False) as ahead:
-        ahead.nice = 0  # forked at the parent's priority, as count_done forks it
-        ahead._start()
-        assert ahead.pid is not None
-        _all_made(ahead)
-        assert ahead.take(0) == os.sched_getscheduler(0)
-
-
 def test_a_job_the_parent_made_itself_is_never_made_by_the_child(tmp_path):
     go = tmp_path / "go"
     with JobsAhead([_held_until(go)] + [_number(k) for k in range(1, 10)], fork=True) as ahead:
