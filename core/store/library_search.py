@@ -18,6 +18,9 @@ _UNSPACED = re.compile(
 )
 # What SQLite's lower() folds (ASCII only, without ICU): a scanned word matches in any ASCII case, as an indexed one does.
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_LETTER_OR_DIGIT = re.compile(
+    r"[^\W_]"
+)  # what the index's tokenizer keeps of a word (unicode61: letters and numbers; symbols and emoji are separators to it)
 SCAN_CONTEXT = 30  # characters either side of a scanned word in its hit's snippet
 # Only the newest version of each source is searched: an older version's copy of the same message is not repeated.
 _NEWEST = "m.session_id IN (SELECT MAX(id) FROM sessions GROUP BY COALESCE(source, id))"
@@ -54,9 +57,10 @@ class Search(LibraryBase):
         newest version of each source. A word of a script written without spaces (_UNSPACED) is found anywhere in a
         text, by a scan; the others as words, by the index."""
         words = re.findall(r"\S+", query)
-        indexed = [word for word in words if not _UNSPACED.search(word)]
         scanned = [word.translate(_ASCII_LOWER) for word in words if _UNSPACED.search(word)]
-        if not words:
+        # A word of punctuation alone is no term of the index (its tokenizer drops it): it adds nothing to the match.
+        indexed = [word for word in words if not _UNSPACED.search(word) and _LETTER_OR_DIGIT.search(word)]
+        if not (indexed or scanned):
             return []
         scan = "".join(f" AND instr(lower({BODY_TEXT}), ?) > 0" for _ in scanned)
         bodies = "JOIN bodies b ON b.id = bodies_fts.rowid" if indexed else "bodies b"

@@ -46,6 +46,11 @@ def test_a_scanned_word_and_an_indexed_word_must_both_be_in_a_hit(library):
     assert library.search("elephant 函数") == []
 
 
+def test_a_word_of_punctuation_alone_adds_nothing_to_a_scanned_word(library):
+    assert library.search("函数 (") == library.search("函数") != []
+    assert library.search("( _ …") == []
+
+
 def test_a_scanned_word_matches_in_any_ascii_case_as_an_indexed_word_does(library):
     assert _messages(library.search("api函数")) == _messages(library.search("API函数")) == [5]
     assert _messages(library.search("foldscope_home")) == [4]
