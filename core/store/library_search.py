@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import regex
+
 from foldscope.core.store.body_bytes import BODY_TEXT, huge_start
 from foldscope.core.store.library_base import LibraryBase
 from foldscope.core.store.library_file import guarded
@@ -18,9 +20,9 @@ _UNSPACED = re.compile(
 )
 # What SQLite's lower() folds (ASCII only, without ICU): a scanned word matches in any ASCII case, as an indexed one does.
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-_LETTER_OR_DIGIT = re.compile(
-    r"[^\W_]"
-)  # what the index's tokenizer keeps of a word (unicode61: letters and numbers; symbols and emoji are separators to it)
+# A query word's letters, digits and marks (a Thai vowel is a mark): what the index's tokenizer keeps of it (unicode61:
+# any other character, punctuation, symbols and emoji, separates).
+_TERM = regex.compile(r"[\p{L}\p{N}\p{M}]+")
 SCAN_CONTEXT = 30  # characters either side of a scanned word in its hit's snippet
 # Only the newest version of each source is searched: an older version's copy of the same message is not repeated.
 _NEWEST = "m.session_id IN (SELECT MAX(id) FROM sessions GROUP BY COALESCE(source, id))"
@@ -56,10 +58,7 @@ class Search(LibraryBase):
         """(session id, message index, snippet) for messages whose text holds every word of query, in the
         newest version of each source. A word of a script written without spaces (_UNSPACED) is found anywhere in a
         text, by a scan; the others as words, by the index."""
-        words = re.findall(r"\S+", query)
-        scanned = [word.translate(_ASCII_LOWER) for word in words if _UNSPACED.search(word)]
-        # A word of punctuation alone is no term of the index (its tokenizer drops it): it adds nothing to the match.
-        indexed = [word for word in words if not _UNSPACED.search(word) and _LETTER_OR_DIGIT.search(word)]
+        indexed, scanned = query_terms(query)
         if not (indexed or scanned):
             return []
         scan = "".join(f" AND instr(lower({BODY_TEXT}), ?) > 0" for _ in scanned)
@@ -80,6 +79,26 @@ class Search(LibraryBase):
             (session_id, idx, huge_start(self.conn, body) if text is None else text if indexed else scanned_snippet(text, scanned[0]))
             for session_id, idx, text, body in rows
         ]
+
+
+def query_terms(query: str) -> tuple[list[str], list[str]]:
+    """(the words asked of the index, the words scanned for, ASCII-lowered) of a query. A word holding a letter of a
+    script written without spaces is cut at its punctuation as the index would cut it (「函数」, 函数。 and (函数) look
+    for 函数), each piece scanned for when it holds such a letter, else asked of the index; any other word goes to the
+    index whole, which drops its punctuation itself (a word of punctuation alone adds nothing to the match)."""
+    indexed: list[str] = []
+    scanned: list[str] = []
+    for word in query.split():
+        if not _UNSPACED.search(word):
+            if _TERM.search(word):
+                indexed.append(word)
+            continue
+        for piece in _TERM.findall(word):
+            if _UNSPACED.search(piece):
+                scanned.append(piece.translate(_ASCII_LOWER))
+            else:
+                indexed.append(piece)
+    return indexed, scanned
 
 
 def fts_query(query: str) -> str:

@@ -4,7 +4,7 @@ import pytest
 
 from foldscope.core.formats import load_session
 from foldscope.core.store.library import Library
-from foldscope.core.store.library_search import SCAN_CONTEXT, fts_query
+from foldscope.core.store.library_search import SCAN_CONTEXT, fts_query, query_terms
 from tests.core.store.test_huge_bodies import claude_file
 
 SENTENCES = [
@@ -49,6 +49,17 @@ def test_a_scanned_word_and_an_indexed_word_must_both_be_in_a_hit(library):
 def test_a_word_of_punctuation_alone_adds_nothing_to_a_scanned_word(library):
     assert library.search("函数 (") == library.search("函数") != []
     assert library.search("( _ …") == []
+
+
+def test_a_scanned_word_is_cut_at_its_punctuation_as_the_index_cuts_a_word(library):
+    """A sentence's word copied with its punctuation finds what the word alone finds, as an indexed word does."""
+    for quoted in ("「函数」", "函数。", "(函数)", "“函数”,"):
+        assert library.search(quoted) == library.search("函数") != [], quoted
+    assert library.search("(อ่านไฟล์)") == library.search("อ่านไฟล์") != []
+    assert query_terms("(อ่านไฟล์)") == ([], ["อ่านไฟล์"])  # Thai's vowel marks kept in the word, not cut at
+    assert query_terms("resolve_profile 「API函数」") == (["resolve_profile"], ["api函数"])  # the index's word whole
+    assert _messages(library.search("(API函数)")) == [5]
+    assert _messages(library.search("config,函数")) == [5]  # a word of the index beside it, cut from it
 
 
 def test_a_scanned_word_matches_in_any_ascii_case_as_an_indexed_word_does(library):
