@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-import regex
+import regex  # type: ignore[import-untyped]  # \p{M}: a mark (a Thai vowel) is part of a word, which re cannot say
 
 from foldscope.core.store.body_bytes import BODY_TEXT, huge_start
 from foldscope.core.store.library_base import LibraryBase
