@@ -410,9 +410,7 @@ def _gathered(
     )
     largest = max(rows, key=lambda r: (r.count_with_head, -r.index)).index if rows else None
     composition = (
-        request_composition(
-            measure, largest, window=window.tokens if window else None, window_source=window.said if window else "", head=head
-        )
+        request_composition(measure, largest, window=tokens, window_source=window.said if window else "", head=head)
         if largest is not None
         else None
     )
@@ -460,9 +458,12 @@ def _count_done(
     checks: Any, beside: bool, slots: range | None, row_jobs: Callable[[], list[Callable[[], str]]]
 ) -> Callable[[int], str | None] | None:
     """The count is done. Where a child counted beside this process, its core is free: the checks' child, niced below
-    it, goes on at this process's priority (LiteralChecks.count_done), and makes the every-request table's rows too, in
-    the `slots` write_report keeps for them between the checks and the conversation (the order the page takes them).
-    So after the count one child works beside this process, not two: a second child at this process's priority would
+    it, goes on at this process's priority (LiteralChecks.count_done), and the every-request table's rows join its
+    jobs, in the `slots` write_report keeps for them between the checks and the conversation: one list of rows and
+    segments, which the page takes in order. The child reaches them only after the checks, so where the page catches it
+    up it passes on to the list's second half (literals_ahead's in-order rule): at 50k the page makes the rows and the
+    first half of the segments, the child the rest (docs/performance.md, report25). So after the count one child works
+    beside this process, not two: a second child at this process's priority would
     share a core with it (three processes on two cores), and niced (as _rows_ahead's is) it got little beside the
     checks' child, so this process made most rows itself. Returns how the page takes those rows, else None (the caller
     forks their own child). Where no child counted (no core to spare), the checks' child stays niced: at this
@@ -471,7 +472,7 @@ def _count_done(
         return None
     jobs = row_jobs() if slots else []
     filled = dict(zip(slots, jobs)) if slots and len(jobs) == len(slots) else {}
-    if not checks.count_done(filled) or not filled or slots is None:
+    if not checks.count_done(filled) or not filled or slots is None:  # the last for the type: filled needs slots
         return None
     ahead, first = checks.ahead, slots.start
     return lambda j: ahead.take(first + j, in_order=True)  # the page takes its rows in order

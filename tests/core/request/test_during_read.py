@@ -247,3 +247,32 @@ def test_no_child_where_the_switch_keeps_counting_here_or_the_file_is_small(tmp_
     monkeypatch.delenv("FOLDSCOPE_COUNTING")
     monkeypatch.setattr(during_read, "MIN_BYTES", 1 << 20)
     assert not during_read.wanted(path)
+
+
+def test_a_cut_whose_fork_fails_still_forks_the_counting_child_and_arms_the_next_cut(monkeypatch, tmp_path):
+    """No process to be had at a cut (os.fork raising): the read goes on in the parent, the measure's counting child is
+    still forked there with the encoder (core.request.counting.read_children), and the next cut is armed."""
+    from types import SimpleNamespace
+
+    from foldscope.core.formats import stream_lines
+    from foldscope.core.request.counting import read_children
+    from tests.core.replay_sessions import tool_session
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"x" * 10_000)
+    counting_children: list[bool] = []
+    monkeypatch.setattr(read_children, "counting_child", lambda: counting_children.append(True))
+    monkeypatch.setattr(during_read.tokens, "local_encoding", lambda: None)
+    monkeypatch.setattr(stream_lines, "split_at", None)
+
+    def no_fork() -> int:
+        raise OSError(11, "no process to be had")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    early = during_read.DuringRead(path, lambda session: None)
+    early.arm()
+    first_cut, fork = stream_lines.split_at
+    assert fork(SimpleNamespace(record=tool_session(2).record)) is False  # the parent reads on
+    assert counting_children == [True]
+    assert stream_lines.split_at is not None and stream_lines.split_at[0] > first_cut, "the next cut was not armed"
+    assert early._children == []

@@ -20,11 +20,37 @@ def test_the_forked_process_runs_its_work_on_its_two_ends_and_exits_with_its_sta
     pid, down, up = counting.forked_on_pipes(echo)
     os.write(down, b"hello")
     assert os.read(up, 5) == b"olleh"
-    # Once the child is gone its answers' pipe ends: no end of it is left open here, nor in the child while it ran.
+    # Once the child is gone its answers' pipe ends: no write end of it is left open here.
     assert select.select([up], [], [], 60)[0] and os.read(up, 1) == b"", "an end of the answers' pipe left open"
     os.close(down)
     os.close(up)
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+def test_the_child_sees_its_requests_end_once_this_process_closes_its_end():
+    """A child that kept its own write end of the requests' pipe would never read its end, and never end with this
+    process (a counting child ends when this process does: core.request.counting.read_children)."""
+
+    def until_end(down: int, up: int) -> None:
+        data = b""
+        while chunk := os.read(down, 5):
+            data += chunk
+        os.write(up, data[::-1])
+
+    pid, down, up = counting.forked_on_pipes(until_end)
+    try:
+        os.write(down, b"hello")
+        os.close(down)
+        assert select.select([up], [], [], 20)[0], "the child never saw its requests end"
+        assert os.read(up, 5) == b"olleh"
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    finally:
+        os.close(up)
+        try:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass  # it ended and was reaped, as it should
 
 
 def test_work_that_fails_exits_with_1_and_never_returns_into_the_callers_code():
