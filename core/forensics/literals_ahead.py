@@ -9,7 +9,8 @@ it: the parent checks from the last compaction back, in-line, until it meets one
 that is slow, hangs or dies costs at most the time the in-line checks would have cost, and the checks are the same
 either way. The report gives the same child its conversation and its every-request table's rows to make after the
 checks (forked again at the count's end where a child counted beside it; else a second child, forked after the count,
-makes the rows: core.readout.report.write_report); the page takes what a child has written and makes the rest itself. The child is told what the parent made (a byte a job in memory they share), and passes
+makes the rows: core.readout.report.write_report); the page takes what a child has written and makes the rest itself.
+The child is told what the parent made (a byte a job in memory they share), and passes
 over it: the checks the parent made from the back, and, where the page caught the child up, the jobs just ahead of
 the page, which the parent would make as soon (the child goes on from halfway to the end instead, so the two never
 make the same jobs in step). A child is killed and reaped when its work is collected or its caller ends (`with`),
