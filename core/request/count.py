@@ -37,7 +37,7 @@ from foldscope.core.request.compile import (
 )
 from foldscope.core.request.count_copy import one_replaced, places
 from foldscope.core.request.count_memo import BodiesMemo
-from foldscope.core.request.count_reference import fill_whole, is_head, whole_layout
+from foldscope.core.request.count_reference import fill_whole, whole_layout
 from foldscope.core.request.count_splice import Splice, spliced
 from foldscope.core.request.count_step import (
     Ahead,
@@ -54,7 +54,7 @@ from foldscope.core.request.count_step import (
     text_digest,
     text_key,
 )
-from foldscope.core.request.count_texts import PARALLEL_CHARS, Tokenising  # noqa: F401 - PARALLEL_CHARS: its old home
+from foldscope.core.request.count_texts import PARALLEL_CHARS, Tokenising, is_head  # noqa: F401 - PARALLEL_CHARS: its old home
 from foldscope.core.request.counting.backend import Backend
 from foldscope.core.request.measurement import (  # noqa: F401 - Part and Measurement re-exported: the counter's results
     Measurement,

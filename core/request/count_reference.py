@@ -12,11 +12,6 @@ from typing import Any
 from foldscope.core.request.compile import Plan, canonical, memo_key, render_block, request_head
 
 
-def is_head(key: Any) -> bool:
-    """Whether a key of a layout is its head's (("head", text)), not a block's memo key (a message or a block_key)."""
-    return type(key) is tuple and key[0] == "head"
-
-
 def whole_layout(counter: Any, plan: Plan, bodies: dict, record, policy, tools, first_round=None, every_body=False) -> list[tuple]:
     """(memo key, body text or None when memoised in `bodies`, the memo of the policy's key; glue text; message) for the
     head and each block, in order."""

@@ -34,6 +34,11 @@ def _twice(texts: list[str]) -> bool:
     return len(set(texts)) < len(texts)
 
 
+def is_head(key: Any) -> bool:
+    """Whether a key of a layout is its head's (("head", text)), not a block's memo key (a message or a block_key)."""
+    return type(key) is tuple and key[0] == "head"
+
+
 class Tokenising:
     """core.request.count.Counter's tokenising of the texts its layouts bring: its memo of heads and images, by key."""
 
@@ -51,9 +56,7 @@ class Tokenising:
         """Count each of `segments` (a head's key ("head", text), first where there is one, or a block body's memo key,
         to its text) not counted yet: a head's into the heads, a body's into `bodies` (the memo of its policy key). For
         core.request.count_reference, whose whole layouts are the counter's reference."""
-        new = {
-            k: text for k, text in segments.items() if (k[1] not in self._heads if type(k) is tuple and k[0] == "head" else k not in bodies)
-        }
+        new = {k: text for k, text in segments.items() if (k[1] not in self._heads if is_head(k) else k not in bodies)}
         self._tokenise(list(new), list(new.values()), bodies)
 
     def _tokenise(self, keys: list, given: list[str], bodies: dict[Any, int]) -> None:
