@@ -361,13 +361,17 @@ def _keep_in_library(
             from foldscope.core.store.snapshot import spilled
 
             assert kept is not None
+            # The import comes after the counted document, while the session and its count are held: with SQLite's
+            # default cache, not one the indexes' size (10 MiB over the window's peak at 50,000 messages). It comes
+            # before the snapshot's pickling, so a huge text's name in the snapshot (its UTF-8 size and SHA-256) is the
+            # one the import's write of that UTF-8 hashed, not an encode and a hash of the text again (as inspect --db's
+            # keep does; docs/performance.md, timeline26).
+            names: dict[int, tuple[str, int, str]] = {}
+            document.library_id = import_into_library(kept.session, db, report, kept.tokens, least_cache=True, names=names)
+            release_freed()  # SQLite's import cache
             # Pickled into a temporary file beside the library, never held beside the counted session.
-            with spilled(snapshot, library_folder(db), held=True) as data:
+            with spilled(snapshot, library_folder(db), held=True, names=names) as data:
                 release_freed()  # the pickling's
-                # The import comes after the counted document, while the session and its count are held: with
-                # SQLite's default cache, not one the indexes' size (10 MiB over the window's peak at 50,000 messages).
-                document.library_id = import_into_library(kept.session, db, report, kept.tokens, least_cache=True)
-                release_freed()  # SQLite's import cache
                 keep_snapshot(db, document.library_id, kept.session, path, sample, kept.memo, data)
     except LibraryError as exc:
         document.library_problem = str(exc)
@@ -440,16 +444,22 @@ def keep_counts(
 
 
 def import_into_library(
-    session: Session, db: str | None, report: Report, tokens: list[int] | None = None, *, least_cache: bool = False
+    session: Session,
+    db: str | None,
+    report: Report,
+    tokens: list[int] | None = None,
+    *,
+    least_cache: bool = False,
+    names: dict[int, tuple[str, int, str]] | None = None,
 ) -> int:
     """Import into the SQLite library (all or nothing, with each message's size when given, in the same
-    transaction; `least_cache`: Library.import_session's); the connection opens and closes in this thread."""
+    transaction; `least_cache` and `names`: Library.import_session's); the connection opens and closes in this thread."""
     from foldscope.core.store.library import Library
 
     report(0, 0, "Importing into the library")
     with Library(db) as library:
         counts = (SIZES_ID, tokens) if tokens is not None else None
-        return library.import_session(session, token_counts=counts, least_cache=least_cache)
+        return library.import_session(session, token_counts=counts, least_cache=least_cache, names=names)
 
 
 def keep_token_counts(db: str | None, library_id: int, tokens: list[int]) -> None:

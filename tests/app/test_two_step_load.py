@@ -206,11 +206,12 @@ def test_an_edit_made_while_the_library_stores_the_session_ends_in_the_library_a
     stored: list[object] = []
     real_dump, real_import = snapshot_module.dump_session_to, opening_module.import_into_library
 
-    def dump_after_the_edits(session, out, *args):  # the snapshot's pickling, then the import, run once the edits are made
+    def dump_after_the_edits(session, out, *args):  # the import, then the snapshot's pickling, run once the edits are made
         assert edited.wait(30)
         return real_dump(session, out, *args)
 
     def importing(session, *args, **kwargs):
+        assert edited.wait(30)
         stored.append(session)
         return real_import(session, *args, **kwargs)
 
@@ -418,7 +419,7 @@ def test_the_load_gives_its_freed_memory_back_while_the_window_paints_and_before
     # glibc keeps what a thread frees, counted in the window's memory: the measure's temporaries before the full
     # record's layout sizes the messages (at 50k the measure's end was the window's peak, 15 MiB of them held), that
     # layout's after it, the count's and the cache's temporaries while the window paints the counted document, the
-    # paint's own once painted, the memo's copy before the snapshot's pickling.
+    # paint's own once painted, the memo's copy before the import, the import's cache before the snapshot's pickling.
     from foldscope.core.store import snapshot
 
     moments: list[str] = []
@@ -435,14 +436,15 @@ def test_the_load_gives_its_freed_memory_back_while_the_window_paints_and_before
     window.show()
     with qtbot.waitSignal(window.document_loaded, timeout=60_000):
         window.open_path(demo_path())
-    sizes, cache, dump, imported = (
-        moments.index(name) for name in ("record_sizes", "document_cache", "dump_session_to", "import_into_library")
+    sizes, cache, imported, dump = (
+        moments.index(name) for name in ("record_sizes", "document_cache", "import_into_library", "dump_session_to")
     )
     assert moments[:sizes] == ["given back"] and moments[sizes : sizes + 2] == ["record_sizes", "given back"]  # around the sizing
     assert moments[sizes + 2 : cache] == ["given back"]  # after the count
     # while the window paints; once it has (its paint's); the memo pickled
-    assert moments[cache:dump] == ["document_cache", "given back", "given back", "given back"]
-    assert moments[dump:imported] == ["dump_session_to", "given back"]
+    assert moments[cache:imported] == ["document_cache", "given back", "given back", "given back"]
+    # the import's cache, then the pickling's (the snapshot pickled after the import, to take its names)
+    assert moments[imported:] == ["import_into_library", "given back", "dump_session_to", "given back", "given back"]
 
 
 def test_the_timeline_hears_the_counts_five_times_a_second(monkeypatch):
