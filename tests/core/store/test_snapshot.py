@@ -3,6 +3,7 @@ times, extras, subagents), its figures are the same, nothing is read or counted 
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import os
@@ -812,3 +813,37 @@ def test_the_package_reached_through_a_link_trusts_its_snapshots_as_the_package_
     where, identity = done.stdout.split()
     assert where.startswith(str(tmp_path)), "the link's package was not the one imported"
     assert identity == str(snapshot_inputs.reader_identity()) != "None"
+
+
+def test_a_session_as_read_copies_its_unsent_lines_as_lists_of_the_same_tuples_and_a_follower_s_appends_stay_out(monkeypatch):
+    # The unsent lines (0.06 s of deepcopy at 50,000 messages, before the window's measure) are copied without being
+    # walked: new lists of the same (line, offset) tuples, which a follower's read appends to on the original.
+    path = CORPUS_DEV / "claude_code" / "session-196820da.jsonl"
+    session = load_session(path)
+    unsent = session.extras["unsent"]
+    session.extras["shared"] = next(iter(unsent.values()))  # one list named twice: its copy is one list too
+    then = snapshot.dump_session(session)
+    places = {id(place) for lines in unsent.values() for place in lines}
+    walked: list[tuple] = []
+    deep_tuple = copy._deepcopy_dispatch[tuple]  # type: ignore[attr-defined]
+    monkeypatch.setitem(copy._deepcopy_dispatch, tuple, lambda x, memo, d=deep_tuple: walked.append(x) or d(x, memo))  # type: ignore[attr-defined]
+    kept = snapshot.as_read(session)
+    monkeypatch.undo()
+    assert walked and not any(id(x) in places for x in walked)  # deepcopy walked the rest, never a line's place
+    copied = kept.extras["unsent"]
+    assert copied == unsent and copied is not unsent and list(copied) == list(unsent)
+    for kind, lines in unsent.items():
+        assert copied[kind] is not lines and all(a is b for a, b in zip(copied[kind], lines))
+    assert kept.extras["shared"] is next(iter(copied.values()))
+    # A follower's read of lines appended to the file, as core.formats.stream's unsent() keeps them.
+    unsent.setdefault(next(iter(unsent)), []).append((10**6, 10**9))
+    unsent.setdefault("a kind new since", []).append((10**6 + 1, 10**9 + 1))
+    assert snapshot.dump_session(kept) == then
+
+
+def test_a_session_as_read_deep_copies_unsent_lines_of_another_shape():
+    held = [1]
+    session = load_session(CORPUS_DEV / "claude_code" / "session-196820da.jsonl")
+    session.extras["unsent"] = {"odd": [(1, held)]}
+    kept = snapshot.as_read(session)
+    assert kept.extras["unsent"] == {"odd": [(1, [1])]} and kept.extras["unsent"]["odd"][0][1] is not held
