@@ -8,8 +8,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from foldscope.app import dialogs
 from foldscope.app.qt import (
     QComboBox,
@@ -50,6 +48,8 @@ def parse_value(key: str, text: str) -> Any:
         return text
     if KEY[key].type in ("ceiling", "integer") and GROUPED.fullmatch(text):
         return int(re.sub(r"[, ]", "", text))  # 100,000 as the screens print it, read as the flags read it (--ceiling 100,000)
+    import yaml  # here and in save_profile, not at the window's start: 0.02 s of its import before usable
+
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -90,6 +90,8 @@ def policy_texts(policy: Policy) -> dict[str, str]:
 
 def save_profile(policy: Policy, path: str | Path) -> None:
     """Write the policy's set keys as a YAML profile (unset keys are left out, as the profile reads them)."""
+    import yaml
+
     data = {key: getattr(policy, key) for key in KEYS if getattr(policy, key) is not None}
     Path(path).write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
 
