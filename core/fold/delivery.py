@@ -99,7 +99,11 @@ def mark_delivered(session: Session, ids: Iterable[str]) -> list[str]:
         live.owned = True
     ids = ids if isinstance(ids, (tuple, SharedView)) else tuple(ids)  # kept as the last view marked: never changes
     # A completed request's view mostly repeats the last one marked: only the ids after their shared start are new.
-    start = common_start(live.marked, ids) if live.marked else 0
+    # Two views of one list (the fold's replay, request after request) know it without reading an id.
+    marked = live.marked
+    start = marked.shared_start(ids) if type(marked) is SharedView else None
+    if start is None:
+        start = common_start(marked, ids) if marked else 0
     known, stored, record = live.ids, live.stored, session.record
     added = []
     missing = None  # the first id the record lacks: a later mark must look at it again

@@ -57,31 +57,42 @@ class ViewFacts:
 
 
 def view_facts(view: Sequence[Message], record: FullRecord, delivered: set[str], protected: Iterable[str] = ()) -> ViewFacts:
+    # One pass sorts the view's calls and results (each fold pass asks this of a whole view, some hundreds of messages:
+    # a pass a question, each message's kind asked again, cost more than the answers).
     head = view[0].id if view else None
-    task = next((m.id for m in view if m.kind == "instruction"), None)
-    facts = ViewFacts(head, task, delivered=delivered)
+    task = None
     calls_by_original: dict[str, str] = {}
+    request_ids: set[str] = set()
+    results: list[Message] = []
     for m in view:
-        if m.kind == "action_request" and isinstance(m.content.get("action_response_id"), str):
-            calls_by_original[m.content["action_response_id"]] = m.id
-    request_ids = {m.id for m in view if m.kind == "action_request"}
-    for m in view:
-        if m.kind != "action_response":
-            continue
+        kind = m.kind
+        if kind == "action_response":
+            results.append(m)
+        elif kind == "action_request":
+            request_ids.add(m.id)
+            answered = m.content.get("action_response_id")
+            if isinstance(answered, str):
+                calls_by_original[answered] = m.id
+        elif kind == "instruction" and task is None:
+            task = m.id
+    facts = ViewFacts(head, task, delivered=delivered)
+    call_of, result_of = facts.call_of, facts.result_of
+    for m in results:
         original = original_of(m, record)
         call = calls_by_original.get(original.id)
-        linked = original.content.get("action_request_id")
-        if call is None and isinstance(linked, str) and linked in request_ids:
-            call = linked
+        if call is None:
+            linked = original.content.get("action_request_id")
+            if isinstance(linked, str) and linked in request_ids:
+                call = linked
         if call is not None:
-            facts.call_of[m.id] = call
-            facts.result_of[call] = m.id
+            call_of[m.id] = call
+            result_of[call] = m.id
     keep = {i for i in (head, task) if i is not None} | set(protected)
-    for m in view:
-        if not is_delivered(m, delivered, record) and m.kind != "note":
+    for m in view:  # a message delivered by its own id (nearly every one) is asked nothing more
+        if m.id not in delivered and m.kind != "note" and not is_delivered(m, delivered, record):
             keep.add(m.id)
-            if m.id in facts.call_of:
-                keep.add(facts.call_of[m.id])
+            if m.id in call_of:
+                keep.add(call_of[m.id])
     facts.keep = keep
     return facts
 

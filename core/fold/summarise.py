@@ -110,7 +110,7 @@ def brief(span: Sequence[Message], calls: Sequence[Mapping[str, Any]], max_chars
     for message in span:
         if message.kind not in ("assistant", "note"):
             continue
-        lines = [ln.strip() for ln in message.text.splitlines() if ln.strip()][:_LINES_PER_ANSWER]
+        lines = first_lines(message.text, _LINES_PER_ANSWER)
         if message.kind == "note":
             lines = [ln for ln in lines if not ln.startswith("[CONTEXT COMPACTION]")][:1]
         parts.extend("- " + _clip_line(line, _LINE_CHARS) for line in lines)
@@ -131,6 +131,22 @@ def brief(span: Sequence[Message], calls: Sequence[Mapping[str, Any]], max_chars
     return f"{cut}\n- ... {rest} more lines"[:max_chars]
 
 
+def first_lines(text: str, n: int) -> list[str]:
+    """The first n lines of `text` that are not blank, stripped: `[ln.strip() for ln in text.splitlines() if
+    ln.strip()][:n]`, read from a prefix that holds them. A brief shows an answer's first few lines, and an answer
+    can run to thousands; an `all` fold's span holds hundreds of answers, each split and stripped whole before."""
+    size = 1024
+    while size < len(text):
+        lines = text[:size].splitlines()
+        # Each line but the prefix's last ends at a line break inside the prefix (a break of two characters, \r\n,
+        # is read whole there, as both lie inside), so it is the whole text's line; the last may be cut short.
+        found = [stripped for line in lines[:-1] if (stripped := line.strip())]
+        if len(found) >= n:
+            return found[:n]
+        size *= 4
+    return [stripped for line in text.splitlines() if (stripped := line.strip())][:n]
+
+
 def call_line(call: Mapping[str, Any]) -> str:
     """One call of a note's list: function, arguments, output size and the original's index."""
     where = f", index {call['index']}" if call.get("index") is not None else ""
@@ -143,7 +159,7 @@ def _clip_line(text: str, limit: int) -> str:
 
 def short_arguments(arguments: Any) -> str:
     """A call's arguments for a note: a path-like argument whole up to 1,000 characters, others clipped to 160."""
-    if not isinstance(arguments, Mapping):
+    if type(arguments) is not dict and not isinstance(arguments, Mapping):  # a dict, nearly always: no ABC check
         return _json(_clip(arguments, _ARG_CHARS))
     shown = {key: _clip_path(v) if _is_path_key(key) else _clip(v, _ARG_CHARS) for key, v in arguments.items()}
     return _json(shown)

@@ -10,6 +10,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from foldscope.core.fold.delivery import DELIVERED_KEY, NO_CLIP_KEY, default_delivered, delivered_ids, mark_delivered
 from foldscope.core.model.session import FullRecord, Message, Session
+from foldscope.core.model.views import SharedView
 
 
 def reference_delivered(session: Session) -> set[str]:
@@ -45,6 +46,7 @@ class LiveDelivery(RuleBasedStateMachine):
         self.n = 0
         self.ours = Session(FullRecord(), [])
         self.theirs = Session(FullRecord(), [])
+        self.shared: list[str] = []  # the fold replay's list of the view's ids: only appended to, a new one after a fold
         self.grow(3)
 
     def _message(self, kind: str) -> Message:
@@ -78,6 +80,17 @@ class LiveDelivery(RuleBasedStateMachine):
         # ids the record lacks yet ("next" is the id the next message will take): looked at again once it has them
         ids = list(self.ours.view) + [f"m{self.n + 1}" if x == "next" else x for x in extra]
         assert mark_delivered(self.ours, ids) == reference_mark(self.theirs, ids)
+
+    @rule(shorter=st.integers(0, 3))
+    def mark_a_view_of_one_growing_list(self, shorter: int) -> None:
+        # The fold replay marks views of one list (SharedView): the next view adds to it, a fold starts another list.
+        view = self.ours.view
+        if len(view) >= len(self.shared) and view[: len(self.shared)] == self.shared:
+            self.shared.extend(view[len(self.shared) :])
+        else:
+            self.shared = list(view)
+        ids = SharedView(self.shared, max(0, len(self.shared) - shorter))
+        assert mark_delivered(self.ours, ids) == reference_mark(self.theirs, list(ids))
 
     @rule(keep=st.integers(0, 40))
     def restore_snapshot(self, keep: int) -> None:

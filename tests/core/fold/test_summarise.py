@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from foldscope.core.fold.stages import call_entry
-from foldscope.core.fold.summarise import BRIEF_MAX_CHARS, BriefSummariser, CallableSummariser, brief, short_arguments
+from foldscope.core.fold.summarise import BRIEF_MAX_CHARS, BriefSummariser, CallableSummariser, brief, first_lines, short_arguments
 from tests.core.fold_sessions import Build, text_of
 
 
@@ -141,3 +141,19 @@ def test_a_flat_dict_of_strings_is_written_as_json_dumps_writes_it(value):
     assert _json(value) == json.dumps(value, ensure_ascii=False, default=str)
     flat = {str(k): str(v) for k, v in value.items()}
     assert _json(flat) == json.dumps(flat, ensure_ascii=False, default=str)
+
+
+# Every break str.splitlines knows, \r\n (one break of two characters) among them.
+_BREAKS = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 1_500), st.sampled_from(["x", " ", " y ", "\t", "z "]), st.sampled_from(_BREAKS)), max_size=25),
+    st.integers(0, 4),
+)
+@example([(1_023, "x", "\r\n"), (5, "y", "\n")], 2)  # the two characters of \r\n either side of the first prefix's end
+@example([(3_000, " ", "\n"), (2, "x", "\n")], 1)  # a first prefix of blanks alone
+def test_an_answers_first_lines_are_those_the_whole_text_split_gives(lines, n):
+    text = "".join(fill * length + brk for length, fill, brk in lines)
+    assert first_lines(text, n) == [ln.strip() for ln in text.splitlines() if ln.strip()][:n]
