@@ -147,7 +147,7 @@ MUTANTS = [
     Mutant(
         "Amendment 2: undelivered results fold",
         FS,
-        '        if not is_delivered(m, delivered, record) and m.kind != "note":',
+        '        if m.id not in delivered and m.kind != "note" and not is_delivered(m, delivered, record):',
         "        if False:",
     ),
     Mutant(
