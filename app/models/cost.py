@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foldscope.app.qt import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from foldscope.core.forensics.cache_report import CacheRow
-from foldscope.core.forensics.compactions import Compaction
 from foldscope.core.readout.cost_facts import PART_WORDS, duration
+
+if TYPE_CHECKING:  # imported when the Cost panel's compactions are first made (core.readout.cost_facts.cost_facts)
+    from foldscope.core.forensics.compactions import Compaction
 
 Index = QModelIndex | QPersistentModelIndex
 # The library's tables show a cell's text and, where a narrow column elides it, the whole of it on hover.

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foldscope.core.forensics.cache_report import GAP_MARKS, CacheReport, CacheRow, cache_report
 from foldscope.core.forensics.causes import Rewrite
 from foldscope.core.forensics.children import KINDS
-from foldscope.core.forensics.compactions import Compaction, compaction_report
 from foldscope.core.forensics.trace_pass import Measured
 from foldscope.core.model.money_text import usd_text
 from foldscope.core.model.session import Session
 from foldscope.core.readout.divergence import CAUSE_WORDS, place_words, where_words
 from foldscope.core.readout.words import plural
+
+if TYPE_CHECKING:  # the compactions' module (and its literal checks) is imported when the Cost panel first asks for them
+    from foldscope.core.forensics.compactions import Compaction
 
 # The bill's parts in the order the bar draws them, with what each means to someone who never heard of a cache.
 PART_WORDS = {
@@ -289,6 +291,8 @@ def compaction_sentence(c: Compaction) -> str:
 def cost_facts(session: Session, policy=None, counter=None, cache: CacheReport | None = None) -> CostFacts:
     """The Cost panel's facts: one count of the trace, every cause priced, every compaction explained (`cache`:
     the cache report already made from the trace's own count)."""
+    from foldscope.core.forensics.compactions import compaction_report  # not at the window's start (Compaction above)
+
     cache = cache if cache is not None else cache_report(session, policy, counter)
     report = compaction_report(session, policy, counter, cache=cache)
     totals = cache.totals()
