@@ -217,13 +217,13 @@ def _fork_served(requests: socket.socket, niceness: int, down: int, up: int, ans
         try:
             os.close(answer)
             requests.close()  # the builder's alone: a child holding it would keep asks coming to no one once it is gone
-            if niceness > os.nice(0):
-                os.nice(niceness - os.nice(0))
             child.serve(down, up)
             status = 0
         finally:
             os._exit(status)
     try:
+        if niceness > os.nice(0):  # set before the asker hears of it, so it never sees the child at the builder's
+            os.setpriority(os.PRIO_PROCESS, pid, niceness)
         os.write(answer, pid.to_bytes(8, "little"))
     except OSError:
         pass

@@ -32,7 +32,7 @@ if sys.argv[1] == "gone":
     builder._builder.pid = None
     got["served"] = [tokens.count_text(t) for t in texts]
 if sys.argv[1] == "nice":
-    os.nice(5)
+    got["asker"] = os.nice(5)
     started = builder.served()
     with open(f"/proc/{started.process.pid}/stat") as stat:
         got["nice"] = int(stat.read().rsplit(")", 1)[1].split()[16])
@@ -65,4 +65,5 @@ def test_where_the_builder_is_gone_the_asker_counts_with_its_own_encoder():
 def test_a_child_the_builder_forks_is_niced_as_its_asker():
     if not os.path.exists("/proc/self/stat"):
         return
-    assert _run("nice")["nice"] == 5
+    got = _run("nice")
+    assert got["nice"] == got["asker"] > 0
