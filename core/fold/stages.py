@@ -192,7 +192,7 @@ def make_note(
     metadata: dict[str, Any] = {
         "lion_class": ASSISTANT_CLASS,
         "context_first_index": chronology_key(replaced[0], record),
-        "context_replaced": [record.index_of(m.id) for m in replaced],
+        "context_replaced": record.indexes_of([m.id for m in replaced]),
         "context_replaced_sha256": digest,
         "context_fold_stage": stage,
     }
