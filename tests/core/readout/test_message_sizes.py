@@ -48,3 +48,19 @@ def test_a_result_is_the_size_the_composition_shows_for_it_in_the_last_request(c
     assert results
     for message, n in results:
         assert sizes.tokens[session.record.index_of(message.id)] == n
+
+
+def test_a_message_no_block_carries_with_no_text_is_sized_0_without_asking_the_counter(corpus_dev, monkeypatch):
+    # An assistant turn of calls alone has an empty text and, its calls laid out as their own blocks, no part: 7,522 of
+    # them at 50,000 messages, each a call into the counter for nothing on the window's way to its counted timeline.
+    from foldscope.core.readout import message_sizes
+
+    session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")  # 26 such turns
+    before = record_sizes(Measure(session)).tokens
+    texts: list[str] = []
+    real = message_sizes.count_text
+    monkeypatch.setattr(message_sizes, "count_text", lambda text: texts.append(text) or real(text))
+    after = record_sizes(Measure(session)).tokens
+    assert after == before
+    assert "" not in texts
+    assert any(n == 0 and m.text == "" for m, n in zip(session.record, after))  # such a message is there, sized 0
