@@ -20,6 +20,7 @@ from foldscope.core.request import tokens
 from foldscope.core.request.counting import child
 
 _builder: Builder | None = None
+CLOSE_SECONDS = 2.0  # the longest stop waits for the builder to end
 
 
 def start() -> bool:
@@ -178,13 +179,25 @@ class Builder:
         return child.Child(Served(answer_r), down_w, up_r)
 
     def close(self) -> None:
+        """Tell it to end and wait for it (it waits for its children first, so their CPU is this process's children's):
+        at most CLOSE_SECONDS, as a child whose asker has not let go (a run stopped partway) would keep it for ever;
+        then it is stopped, and such a child ends when its asker does."""
+        import time
+
         self._socket.close()
-        if self.pid is not None:
-            try:
-                os.waitpid(self.pid, 0)
-            except ChildProcessError:
-                pass
-            self.pid = None
+        if self.pid is None:
+            return
+        pid, self.pid = self.pid, None
+        deadline = time.monotonic() + CLOSE_SECONDS
+        try:
+            while not os.waitpid(pid, os.WNOHANG)[0]:
+                if time.monotonic() > deadline:
+                    os.kill(pid, 9)
+                    os.waitpid(pid, 0)
+                    return
+                time.sleep(0.005)
+        except (ChildProcessError, ProcessLookupError):
+            pass
 
 
 def _build_and_serve(requests: socket.socket) -> None:

@@ -37,16 +37,27 @@ if sys.argv[1] == "nice":
     with open(f"/proc/{started.process.pid}/stat") as stat:
         got["nice"] = int(stat.read().rsplit(")", 1)[1].split()[16])
     child.stop(started)
+if sys.argv[1] == "held":  # a child whose asker never lets go (a run stopped partway): stop ends all the same
+    held = builder.served()
+    held.process.pid
+    builder.CLOSE_SECONDS = 0.2
+    pid = builder._builder.pid
 got["built_here"] = tokens.encoder_built()
 builder.stop()
+if sys.argv[1] == "held":
+    try:
+        os.waitpid(pid, os.WNOHANG)
+        got["builder_reaped"] = False
+    except ChildProcessError:
+        got["builder_reaped"] = True
 got["local"] = [tokens.local_encoding().count(t) for t in texts]
 print(json.dumps(got))
 """
 
 
-def _run(how: str) -> dict:
+def _run(how: str, timeout: float = 300) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "FOLDSCOPE_COUNTING"}
-    done = subprocess.run([sys.executable, "-c", SCRIPT, how], capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run([sys.executable, "-c", SCRIPT, how], capture_output=True, text=True, env=env, timeout=timeout)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -67,3 +78,8 @@ def test_a_child_the_builder_forks_is_niced_as_its_asker():
         return
     got = _run("nice")
     assert got["nice"] == got["asker"] > 0
+
+
+def test_stop_ends_a_builder_whose_child_an_asker_still_holds():
+    # the builder waits for its children, which end as their askers let go: one that never does is not waited for ever
+    assert _run("held", timeout=120)["builder_reaped"] is True
