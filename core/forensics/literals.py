@@ -33,14 +33,19 @@ _LITERAL = re.compile(
 # one character class, every character it can start at, and tells the step's capital from the others by looking
 # back: a pattern that starts with a class is searched by the engine's own loop over the characters outside it, where
 # `[/._\d]|[A-Z](?<=[a-z][A-Z])` (two branches) was tried at every place (2.5 M words of a 50k session's checks
-# 0.64 -> 0.40 s, the same words).
-_CANDIDATE = re.compile(r"[/._\dA-Z](?:(?<=[a-z][A-Z])|(?<![A-Z]))")
+# 0.64 -> 0.40 s, the same words). Its class is `[/._\dA-Z]` as ASCII ranges and every character beyond ASCII, a digit
+# beyond ASCII told by looking back (`(?<=\d)`): the engine tests an ASCII character against a bitmap, where `\d` asked
+# Unicode's table of each character no earlier member took (the same words, a fiftieth of the checks' instructions).
+_CANDIDATE = re.compile(r"[/._0-9A-Z\x80-\U0010ffff](?:(?<=[a-z][A-Z])|(?<![A-Z\x80-\U0010ffff])|(?<=\d))")
 # The new candidate words of a text joined by newlines, read in one call, in order: a block of lines (words) each
 # holding a `/`, a character outside ASCII or a `.` before a word character, which _LITERAL scans (`held`); else, in
 # the other words, a run of ASCII letters, digits and underscores that is an identifier whole (`identifier`) or three
 # digits or more (`number`). The note before _scanned says why that is what _LITERAL finds in such words. The block's
 # branch is tried first at each line's start, so no run inside a held word is judged alone.
-_HELD = r"(?:[^\n/.\x80-\U0010ffff]++|\.(?![A-Za-z0-9_]))*+(?:[/\x80-\U0010ffff]|\.)"  # a line's start to its first mark
+# A line's start to its first mark. ASCII less `\n`, `.` and `/` is written as ranges inside Latin-1 (`[\x00-\t\x0b-\-0-\x7f]`,
+# not `[^\n/.\x80-\U0010ffff]`), and a mark as what lies outside them (`[^\x00-\-0-\x7f]`: `.`, `/` or beyond ASCII): the
+# engine tests a class inside Latin-1 against a bitmap, where one reaching U+10FFFF was tested member by member.
+_HELD = r"(?:[\x00-\t\x0b-\-0-\x7f]++|\.(?![A-Za-z0-9_]))*+[^\x00-\-0-\x7f]"
 # _IDENTIFIER_BODY where a run of word characters must end after it (as in _READ): the same runs, matched without
 # going back over the characters a branch has read (`*+`), a fifth less time.
 _IDENTIFIER_RUN = r"[A-Za-z][a-z0-9]*+_[A-Za-z0-9_]*+(?<=[A-Za-z0-9])|[a-z][a-z0-9]*+[A-Z][A-Za-z0-9]*+|[A-Z][a-z0-9]++[A-Z][A-Za-z0-9]*+"
@@ -214,7 +219,8 @@ def check(dropped: Iterable[str], summary: str) -> LiteralCheck:
     else:
         # A literal's first, last and middle GRAM characters looked up among the summary's own before the summary is
         # searched: most literals a summary lost fail there (the middle ones take out four in five of the searches left at 50k).
-        grams = {summary[i : i + GRAM] for i in range(len(summary) - GRAM + 1)}
+        # Only the grams inside the summary's words: a literal holds no whitespace, so neither does any gram of one.
+        grams = {word[i : i + GRAM] for word in summary.split() for i in range(len(word) - GRAM + 1)}
         kept = [
             text in summary
             if len(text) < GRAM

@@ -171,3 +171,60 @@ def test_a_word_whose_dots_are_before_no_word_character_is_judged_a_run_at_a_tim
     text = "2078. x.4242 done. f(x_y). 123..a 5151.) a..b_c 777.,"
     assert [(x.kind, x.text) for x in literals([text])] == _word_by_word([text])
     assert [x.text for x in literals([text])] == ["2078", "x_y", "5151", "b_c", "777"]
+
+
+# The candidate test and the held line's pattern as first written, with `\d` and classes reaching U+10FFFF: the rules
+# literals.py's bitmap-friendly spellings must keep (core.forensics.literals._CANDIDATE, _HELD).
+_CANDIDATE_AS_WRITTEN = r"[/._\dA-Z](?:(?<=[a-z][A-Z])|(?<![A-Z]))"
+_HELD_AS_WRITTEN = r"(?:[^\n/.\x80-\U0010ffff]++|\.(?![A-Za-z0-9_]))*+(?:[/\x80-\U0010ffff]|\.)"
+_WORD_PIECES = st.sampled_from(
+    ["/", ".", "_", "-", ":", "a", "z", "A", "Z", "0", "9", "é", "É", "ß", "中", "²", "٣", "５", "𝟗", "\x7f", "\x80", ",", "aB", ".x"]
+)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_WORD_PIECES, max_size=12).map("".join))
+def test_a_word_is_a_candidate_where_the_rule_as_written_finds_a_mark_in_it(word):
+    """A candidate holds a `/`, `.`, `_`, a digit (any script's: `\\d`) or a lower-to-upper step: the class spelled as
+    ASCII ranges and beyond ASCII, a digit beyond ASCII told by looking back, finds the words the rule finds."""
+    import re
+
+    from foldscope.core.forensics import literals as lit
+
+    assert bool(lit._CANDIDATE.search(word)) == bool(re.search(_CANDIDATE_AS_WRITTEN, word))
+
+
+def test_a_digit_beyond_ascii_makes_a_candidate_and_a_letter_beyond_it_does_not():
+    from foldscope.core.forensics import literals as lit
+
+    assert [w for w in ["٣", "x５", "𝟗", "é", "Éa", "aÉ", "中", "fooBar", "Foo", "FOO"] if lit._CANDIDATE.search(w)] == [
+        "٣", "x５", "𝟗", "fooBar"]  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.lists(_WORD_PIECES, min_size=1, max_size=8).map("".join), max_size=12))
+def test_a_line_is_held_where_the_rule_as_written_holds_it(words):
+    """A line (a word) is the four-way pattern's to scan where it holds a `/`, a character beyond ASCII or a `.` before a
+    word character: the Latin-1 spelling of _HELD holds the lines the first spelling held, so _READ reads the same."""
+    import re
+
+    from foldscope.core.forensics import literals as lit
+
+    joined = "\n".join(words)
+    as_written = re.compile(lit._READ.pattern.replace(lit._HELD, _HELD_AS_WRITTEN), re.MULTILINE)
+    assert lit._HELD != _HELD_AS_WRITTEN
+    assert lit._READ.findall(joined) == as_written.findall(joined)
+
+
+_SUMMARY_PIECES = st.sampled_from(["a", "b", "_", "1", "ab_1", "b_1a", " ", "\t", "\n", "\u00a0", "\x1c", "\u2003", ".", "/x"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_SUMMARY_PIECES, max_size=80).map("".join), st.lists(_SUMMARY_PIECES, max_size=80).map("".join))
+def test_a_literal_is_kept_exactly_when_the_summary_holds_it_whatever_whitespace_parts_the_summarys_words(summary, text):
+    """The summary's grams are taken inside its words (a literal holds no whitespace): a literal at a word's either end,
+    between any of str.split's whitespace, is kept exactly when the summary holds its text."""
+    result = check([text], summary)
+    assert all(x.text in summary for x in result.kept) and not any(x.text in summary for x in result.lost)
+    assert check(["see load_the_config"], "load_the_config\u00a0and").kept_count == 1
+    assert check(["see load_the_config"], "x\x1cload_the_config").kept_count == 1
