@@ -28,7 +28,7 @@ def start() -> bool:
     own (served_here). Only where a fork is safe (the caller runs one thread) and the socket's kind exists. True when
     it runs."""
     global _builder
-    if _builder is not None or tokens.encoder_built() or not hasattr(socket, "send_fds"):
+    if _builder is not None or tokens.encoder_built() or not hasattr(socket, "send_fds") or not hasattr(socket, "SOCK_SEQPACKET"):
         return _builder is not None
     try:
         _builder = Builder()
