@@ -20,11 +20,14 @@ GRAM = 4  # characters of a literal looked up among the summary's before it is s
 GRAMS_UP_TO = 1 << 16  # characters of summary whose grams are worth a set (a longer one is searched directly)
 
 # One pass over the text: at each place the earliest kind that matches wins, so a URL or path is taken whole
-# before the identifiers and numbers inside it could be.
+# before the identifiers and numbers inside it could be. A path's run before its first `/` and the run before its
+# extension's `.` are possessive (`*+`, `++`): neither run can take the character the next step needs, so giving one
+# back could never let that step match (the same matches), and a word without it is not read again once for each
+# character given back.
 _IDENTIFIER_BODY = r"[A-Za-z][a-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9]|[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*"
 _LITERAL = re.compile(
     r"(?P<url>https?://[^\s\"'<>()\[\]{}`]+)"
-    r"|(?P<path>(?<![\w/.:-])(?:~|\.{1,2})?(?:/?[\w@+-][\w.@+-]*)(?:/[\w.@+-]+)+|\b[\w-]+\.[A-Za-z][A-Za-z0-9]{1,4}\b)"
+    r"|(?P<path>(?<![\w/.:-])(?:~|\.{1,2})?(?:/?[\w@+-][\w.@+-]*+)(?:/[\w.@+-]+)+|\b[\w-]++\.[A-Za-z][A-Za-z0-9]{1,4}\b)"
     rf"|(?P<identifier>\b(?:{_IDENTIFIER_BODY})\b)"
     r"|(?P<number>(?<![\w.])(?:\d{3,}(?:\.\d+)?|\d+\.\d+)(?![\w.]*\w))"
 )

@@ -228,3 +228,28 @@ def test_a_literal_is_kept_exactly_when_the_summary_holds_it_whatever_whitespace
     assert all(x.text in summary for x in result.kept) and not any(x.text in summary for x in result.lost)
     assert check(["see load_the_config"], "load_the_config\u00a0and").kept_count == 1
     assert check(["see load_the_config"], "x\x1cload_the_config").kept_count == 1
+
+
+_LITERAL_AS_WRITTEN = (
+    r"(?P<url>https?://[^\s\"'<>()\[\]{}`]+)"
+    r"|(?P<path>(?<![\w/.:-])(?:~|\.{1,2})?(?:/?[\w@+-][\w.@+-]*)(?:/[\w.@+-]+)+|\b[\w-]+\.[A-Za-z][A-Za-z0-9]{1,4}\b)"
+)
+_PATH_PIECES = st.sampled_from(
+    ["/", ".", "..", "~", "_", "-", "@", "+", ":", "a", "Z", "7", "py", "é", "٣", "x_y", "fooBar", "https://", "\n", " ", "(", ","]
+)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_PATH_PIECES, max_size=30).map("".join))
+def test_the_four_way_pattern_matches_what_it_matched_as_first_written(text):
+    """A path's runs before a `/` or `.` are possessive in _LITERAL (no character they take is either, so nothing given
+    back could let the next step match): every match, its kind and its place, as the pattern as first written gives."""
+    import re
+
+    from foldscope.core.forensics import literals as lit
+
+    as_written = re.compile(lit._LITERAL.pattern.replace(lit._LITERAL.pattern.split("|(?P<identifier>")[0], _LITERAL_AS_WRITTEN))
+    assert as_written.pattern != lit._LITERAL.pattern
+    for each in (text, " a.py x_y.py:3 src/a.b/c ~/x ../a/b foo.bar.baz a-b.md 7.py,x.pyz a.b.c/d https://x/y"):
+        found = [(m.lastgroup, m.span()) for m in lit._LITERAL.finditer(each)]
+        assert found == [(m.lastgroup, m.span()) for m in as_written.finditer(each)]
