@@ -275,28 +275,27 @@ def string_bytes(window: bytes) -> int:
 
 FREE_CORE = 0.5  # this much of a core idle counts as one free (free_core)
 SAMPLE_SECONDS = 0.05  # how long core_idle watches the machine's idle time
+# A second, longer look when the first finds no core free: another process's blip (a shell's prompt, a file watcher)
+# can fill a look of 50 ms on an idle machine, and the window then counts in its own process with its encoder built:
+# one of six idle launches at 50k at the twentieth session's end, complete 12.8 s where the others took 8.4-8.9, at
+# 1.16x the others' memory. A machine that is truly busy is busy over both looks: only there is this wait paid.
+SECOND_LOOK_SECONDS = 0.15
 
 
 def free_core() -> bool:
     """Whether a second core looks free: this process may run on two or more, and the machine's idle time over the
-    last moment (core_idle; else the last minute's load, this process's own work included) leaves one of them idle.
-    A child on a core other work keeps busy only competes with this process for the same time: measured here, the
-    measure then took 1.45 times as long."""
+    last moment (core_idle, looked at again for longer when the first look finds none; else the last minute's load,
+    this process's own work included) leaves one of them idle. A child on a core other work keeps busy only competes
+    with this process for the same time: measured here, the measure then took 1.45 times as long."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
     if cores < 2:
         return False
-    cpu, start = time.process_time(), time.monotonic()
-    idle = core_idle()
+    idle = _idle_beside_own_work(SAMPLE_SECONDS)
     if idle is not None:
-        # This process's own threads at work during the sample are not other work: the window's thread painting the
-        # first part while its worker asks took a whole core of the idle time, so another process's blip of half a core
-        # left the window counting in its own process (its encoder built: 2.27x the file at 50k, complete 1.5 s later)
-        # in two of six idle launches. Added back, the window asks what `requests` asks: a core no other process holds.
-        own = (time.process_time() - cpu) / max(time.monotonic() - start, SAMPLE_SECONDS)
-        return idle + own >= FREE_CORE
+        return idle >= FREE_CORE or (_idle_beside_own_work(SECOND_LOOK_SECONDS) or 0.0) >= FREE_CORE
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # Windows has no load average: assume the core is free
@@ -304,8 +303,22 @@ def free_core() -> bool:
     return load < cores - FREE_CORE
 
 
-def core_idle(stat: str = "/proc/stat") -> float | None:
-    """How many cores' worth of the machine sat idle over SAMPLE_SECONDS (Linux's /proc/stat read twice), or None
+def _idle_beside_own_work(seconds: float) -> float | None:
+    """The cores' worth of idle time over `seconds` (core_idle) with this process's own work meanwhile added back, or
+    None where the machine's idle time cannot be read."""
+    cpu, start = time.process_time(), time.monotonic()
+    idle = core_idle(seconds=seconds)
+    if idle is None:
+        return None
+    # This process's own threads at work during the sample are not other work: the window's thread painting the first
+    # part while its worker asks took a whole core of the idle time, so another process's blip of half a core left the
+    # window counting in its own process (its encoder built: 2.27x the file at 50k, complete 1.5 s later) in two of six
+    # idle launches. Added back, the window asks what `requests` asks: a core no other process holds.
+    return idle + (time.process_time() - cpu) / max(time.monotonic() - start, seconds)
+
+
+def core_idle(stat: str = "/proc/stat", seconds: float = SAMPLE_SECONDS) -> float | None:
+    """How many cores' worth of the machine sat idle over `seconds` (Linux's /proc/stat read twice), or None
     where there is no such file. The last minute's load is too slow for this: the previous command's child is in it."""
 
     def read() -> list[int] | None:
@@ -317,7 +330,7 @@ def core_idle(stat: str = "/proc/stat") -> float | None:
         return [int(x) for x in fields[1:]] if fields and fields[0] == "cpu" else None
 
     first = read()
-    time.sleep(SAMPLE_SECONDS)
+    time.sleep(seconds)
     second = read()
     if first is None or second is None or len(first) < 5 or len(second) != len(first):
         return None

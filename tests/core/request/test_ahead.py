@@ -446,9 +446,25 @@ def test_a_worker_of_a_process_pool_never_starts_a_child(monkeypatch):
 )
 def test_a_child_starts_only_when_a_second_core_looks_free(monkeypatch, cores, idle, load, free):
     monkeypatch.setattr(backend.os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
-    monkeypatch.setattr(backend, "core_idle", lambda: idle)
+    monkeypatch.setattr(backend, "core_idle", lambda seconds: idle)
     monkeypatch.setattr(backend.os, "getloadavg", lambda: (load, load, load))
     assert backend.free_core() is free
+
+
+@pytest.mark.parametrize(("looks", "free"), [((0.9,), True), ((0.2, 0.9), True), ((0.2, 0.3), False)])
+def test_a_first_look_that_finds_no_core_free_is_looked_at_again_for_longer(monkeypatch, looks, free):
+    """Another process's blip can fill the first short look on an idle machine; a second, longer look decides, and a
+    free first look needs no second."""
+    monkeypatch.setattr(backend.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    asked: list[float] = []
+
+    def look(seconds: float) -> float:
+        asked.append(seconds)
+        return looks[len(asked) - 1]
+
+    monkeypatch.setattr(backend, "core_idle", look)
+    assert backend.free_core() is free
+    assert asked == [backend.SAMPLE_SECONDS, backend.SECOND_LOOK_SECONDS][: len(looks)]
 
 
 @pytest.mark.parametrize("busy_here", [True, False])
@@ -459,10 +475,10 @@ def test_this_process_s_own_threads_at_work_during_the_sample_leave_its_core_fre
     clock = {"cpu": 0.0, "wall": 0.0}  # this process's CPU and the wall, as the sample moves them (no timing here)
     monkeypatch.setattr(backend, "time", types.SimpleNamespace(process_time=lambda: clock["cpu"], monotonic=lambda: clock["wall"]))
 
-    def sample() -> float:
-        clock["wall"] += backend.SAMPLE_SECONDS
+    def sample(seconds: float) -> float:
+        clock["wall"] += seconds
         if busy_here:
-            clock["cpu"] += backend.SAMPLE_SECONDS  # a core of this process's own work (another thread of it) meanwhile
+            clock["cpu"] += seconds  # a core of this process's own work (another thread of it) meanwhile
         return 0.3
 
     monkeypatch.setattr(backend, "core_idle", sample)
