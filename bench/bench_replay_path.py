@@ -31,8 +31,6 @@ read as true), as an idle two-core machine would: on a shared machine the load d
 `--ahead-only` has the measure wait for the counting child rather than count a body itself while the child starts or
 lags (core.request.counting.ahead's WAIT_FOR_START and COUNT_WHILE_WAITING, as its tests set them): the parent then
 tokenises nothing and builds no encoder before its strategies, as where the child keeps ahead from the first request.
-Where the encoder's builder serves the replay (core.request.counting.builder), a process's CPU counts that of the child
-it counts through (it waits for each count), and the measure's counting child's is read before it is stopped.
 """
 
 from __future__ import annotations
@@ -61,33 +59,9 @@ def note(**fields):
         handle.write(json.dumps(fields) + "\n")
 
 
-def own_cpu():
+def cpu():
     t = os.times()
     return t.user + t.system
-
-
-def proc_cpu(pid):
-    # a process's CPU so far, from /proc (a child of the encoder's builder is no child of this one: its CPU reaches
-    # this process only when the builder ends)
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return 0.0
-
-
-def helper_cpu():
-    # the CPU of the builder's child this process counts through (core.request.counting.builder), 0 without one: the
-    # process waits for each count it asks, so that CPU is on its path as its own counting was
-    from foldscope.core.request import tokens
-
-    process = getattr(getattr(tokens, "_helper", None), "_process", None)
-    return proc_cpu(process.pid) if type(process).__name__ == "Served" else 0.0
-
-
-def cpu():
-    return own_cpu() + helper_cpu()
 
 
 if os.environ.get("BENCH_FREE_CORE"):  # as an idle machine: the counting child starts whatever the load
@@ -132,15 +106,6 @@ try:  # a tree without these names is timed without the measure's split
         note(measure=cpu() - before, counting_child=children_cpu() - kids, stolen=stolen[0])
 
     cli_replay.read_session, counting_ahead.CountsAhead._count_here = timed_read, timed_count_here
-    close_ahead = counting_ahead.CountsAhead.close
-
-    def timed_close(self):
-        child = self._child  # a child of the builder's: its CPU read before it is killed (no child of this process)
-        if type(child).__name__ == "Served":
-            note(ahead_child=proc_cpu(child.pid))
-        close_ahead(self)
-
-    counting_ahead.CountsAhead.close = timed_close
     layouts.Layouts.__init__ = timed_layouts
 except (ImportError, AttributeError):
     pass
@@ -230,8 +195,7 @@ def run(path: str, strategies: str, tree: str | None = None, free_core: bool = F
     got = {"serial": fork["fork"] if fork else None, "runs": runs, "cpu": end["end"], "own": end["own"], "wall": end["wall"]}
     got["read"] = read
     got["measure"] = measure["measure"] if measure else None
-    ahead_child = next((n["ahead_child"] for n in lines if "ahead_child" in n), 0.0)
-    got["counting_child"] = measure["counting_child"] + ahead_child if measure else None
+    got["counting_child"] = measure["counting_child"] if measure else None
     got["stolen"] = measure["stolen"] if measure else None
     got["shared"] = shared_serial(got)
     seeded = next((n for n in lines if "seeded" in n), None)

@@ -20,7 +20,6 @@ from foldscope.core.replay.layouts import Layouts, model_name
 from foldscope.core.replay.rows import StrategyRun, make_row, refused_row, summarised
 from foldscope.core.replay.strategies import BAND_MAX, BAND_MIN, STRATEGIES, decides_on
 from foldscope.core.request import tokens
-from foldscope.core.request.counting import builder
 from foldscope.core.request.estimators import ADR
 from foldscope.core.request.measure import Measure
 
@@ -106,16 +105,12 @@ CHILD_NICE = 5
 
 
 def strategy_child() -> None:
-    """In a strategy's forked child: let go of the tokenizer's helper (its pipe is the parent's) and step back; where the
-    encoder's builder serves the replay (core.request.counting.builder), count through a child of its own, niced as
-    this one (asked once stepped back)."""
+    """In a strategy's forked child: let go of the tokenizer's helper (its pipe is the parent's) and step back."""
     tokens.forget_helper()
     try:
         os.nice(CHILD_NICE)
     except OSError:  # not allowed here: the child runs at the parent's priority, only less finely shared
         pass
-    if builder.running():
-        builder.served_here()
 
 
 # The strategies that write notes or summaries, and so count text no trace measure has counted: with a ceiling, each
@@ -132,8 +127,6 @@ def made_once(session: Session, layouts: Layouts, forked: Sequence[str]) -> None
     from foldscope.core.request.counting.ahead import CountsAhead
 
     layouts.arrivals(session)
-    if builder.running():
-        return  # each child counts through a child of the builder's (strategy_child): none built here
     if layouts.ceiling and WRITING.intersection(forked) and CountsAhead.worth(session.record):
         tokens.local_encoding()
 

@@ -1,8 +1,7 @@
 """Counting in child processes: the tokenizer's forked helper (helper), counting ahead in a child spawned or forked (ahead),
 both serving the child's loop (child), a small input's later half in a forked one (later_half), chosen by the Counter's
 backend (backend), a long file's start counted while the rest is read (during_read, forked at the read's cuts as the
-report's checks are: read_children; a replay's encoder built beside its read by the builder, which forks each of its
-processes a counting child: builder), and one file's strategies in forked workers (core.replay.parallel) and `inspect
+report's checks are: read_children), and one file's strategies in forked workers (core.replay.parallel) and `inspect
 --db`'s store (core.cli.store_child, forked on two pipes as a counting child is: forked_on_pipes), all under one switch:
 FOLDSCOPE_COUNTING=local keeps every count (and every replay and store) in the process that asked for it; unset, or
 `child`, lets a child count, replay or store where it repays its start."""

@@ -253,11 +253,7 @@ class CountsAhead:
         return not self.counts_here and not encoder_built() and self.waited < LEAVE_SECONDS
 
     def _count_here(self, batch: _Batch) -> None:
-        """Count a batch the child never took, in this process: through its helper in one message where one counts for
-        it (core.request.counting.builder: a message a text was a round trip a body), else here."""
-        if tokens.helping():
-            self._store(batch, self._passages.counts(batch.texts, tokens.count_ordinary_batch))
-            return
+        """Count a batch the child never took, in this process."""
         count = tokens.counter()
         self._store(batch, self._passages.counts(batch.texts, lambda texts: [count(text) for text in texts]))
 

@@ -10,7 +10,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from foldscope.core.request.counting import builder, child, children_allowed
+from foldscope.core.request.counting import child, children_allowed
 
 if TYPE_CHECKING:
     from foldscope.core.model.session import FullRecord
@@ -60,7 +60,7 @@ class Backend:
             return None  # a child started while the file was read (hint) is stopped when the measure ends
         # A child started while the file was read found the core free then: asked again now, the idle sample would
         # see that child's own start on it.
-        if not allowed() or not (has_spare() or builder.running() or wanted()):
+        if not allowed() or not (has_spare() or wanted()):
             return None
         lengths = counter.lengths.setdefault(key, {}) if counter.lengths is not None else None
         counter.ahead = CountsAhead(
@@ -86,9 +86,8 @@ class Backend:
 
 
 def _child_for_ahead() -> child.Child | None:
-    """The child a CountsAhead counts with: the one started while the file was read (hint), else one the encoder's
-    builder forks (core.request.counting.builder), else a new one."""
-    return take_spare() or builder.served() or child.spawn()
+    """The child a CountsAhead counts with: the one started while the file was read (hint), else a new one."""
+    return take_spare() or child.spawn()
 
 
 # Set in a child forked from this process (core.replay.parallel's strategy children): its parent and siblings already
@@ -192,17 +191,6 @@ def fork_spare() -> bool:
         return False
     _spare_due = False
     return _keep_spare(child.fork())
-
-
-def start_builder() -> bool:
-    """The counting child hint(forked=True) made due, had from the encoder's builder forked now, before the read
-    (core.request.counting.builder): it builds the encoder on the other core while this process reads, where the read's
-    first cut built it here with the second core idle. True when the builder runs (else the child stays due)."""
-    global _spare_due
-    if not _spare_due or not builder.start():
-        return False
-    _spare_due = False
-    return True
 
 
 def spawn_due() -> bool:

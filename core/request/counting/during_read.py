@@ -9,9 +9,8 @@ its Counter with them before the measure (Counter.seed), so neither the measure 
 counts them again: the counts are exact whichever process made them, and the memo only saves time. A key's messages
 come back by id and are taken only where the parent's record holds the very object the child held (the same place in
 memory, made before the fork: a message is frozen), so a count a child made of a message the parent's read made again
-differently is never taken. The encoder's builder (core.request.counting.builder), forked before the read, builds it
-beside the read and forks each child a counting child of its own, a chunk of bodies a message; without it, the parent
-builds its encoder at the first fork (it builds one for the replay then anyway), and each child counts with that.
+differently is never taken. The parent builds its encoder at the first fork (it builds one for the replay anyway), so
+each child counts with it from its first body.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from typing import Any
 from foldscope.core.model.session import FullRecord, Message, Session
 from foldscope.core.model.unseen_text import UNSEEN_TEXT
 from foldscope.core.request import tokens
-from foldscope.core.request.counting import backend, builder, children_allowed, one_thread
+from foldscope.core.request.counting import children_allowed, one_thread
 from foldscope.core.request.counting.read_children import ReadChildren
 
 # Where the read forks, a child at each, each counting on from where the child before it stopped reading. A hundredth
@@ -145,28 +144,17 @@ class DuringRead(ReadChildren):
         self._next_start = 0  # the record position the next child counts from: where the one before's record ended
         self._mine: _Child | None = None  # in a child, itself
         self.seeded = 0  # counts taken into the parent's counter (for tests and benchmarks)
-        self._armed = False  # arm's first call, before the read, starts the builder
-
-    def arm(self) -> None:
-        """Have the read fork at the next cut; before the read, the encoder's builder forked where the read's hint made
-        a counting child due (backend.start_builder), so no process of the replay builds one but the builder."""
-        if not self._armed:
-            self._armed = True
-            backend.start_builder()
-        super().arm()
 
     def _fork_child(self, record: FullRecord) -> bool:
         global _held_places
         from foldscope.core.request.counting.ahead import WINDOW
 
-        # Without the builder (core.request.counting.builder), the parent's encoder, built here rather than after the
-        # read: this replay builds one in the parent anyway (for the measure's in-line counts, or before the strategies'
-        # fork), and built before this fork the child counts with it from its first body instead of building its own
-        # first on the core it has beside the read; the measure's counting child is forked with it after this one
-        # (ReadChildren._fork). With the builder, each child counts through a child of the builder's, and nothing here
-        # builds one.
-        if not builder.running():
-            tokens.local_encoding()
+        # The parent's encoder, built here rather than after the read: this replay builds one in the parent anyway (for
+        # the measure's in-line counts, or before the strategies' fork), and built before this fork the child counts
+        # with it from its first body instead of building its own first on the core it has beside the read. The
+        # measure's counting child is forked with it after this one (ReadChildren._fork), where the read's start did
+        # not spawn one to build its own (backend.hint with `forked`): that start's 0.7 s of CPU was this child's core.
+        tokens.local_encoding()
         try:
             child = _Child(list(record), self._next_start)
         except OSError:
@@ -179,8 +167,6 @@ class DuringRead(ReadChildren):
         if pid == 0:
             self._mine = child
             _held_places = frozenset(map(id, child.held or ()))
-            if builder.running():
-                builder.served_here()  # asked now: its first count waits for the builder's encoder, not this read
             return True
         child.pid = pid
         self._children.append(child)
@@ -225,11 +211,9 @@ class DuringRead(ReadChildren):
 
     def close(self) -> None:
         """Stop each child still running, and reap it (a killed child's exit frees a copy of the parent's pages: under
-        load that took half a second, so the command reaps them once its replay is done); and the builder, once every
-        child of it is done with (core.request.counting.builder.stop)."""
+        load that took half a second, so the command reaps them once its replay is done)."""
         for child in self._children:
             child.reap(wait=True)
-        builder.stop()
 
 
 def answer(session: Session, policy: Any, start: int = 0) -> Iterator[list[tuple[Any, int]]]:
@@ -248,14 +232,13 @@ def answer(session: Session, policy: Any, start: int = 0) -> Iterator[list[tuple
     if policy.caching:
         return
     record, pk = session.record, policy_key(policy)
-    windowed = tokens.windowed()
+    count, windowed = tokens.counter(), tokens.windowed()
     seen: set[Any] = set()
     counts: list[tuple[Any, int]] = []
-    texts: list[str] = []  # each count's text, counted when the chunk is written (counted)
     for lo in range(start, len(record), WINDOW):
         if counts and lo % (CHUNK_WINDOWS * WINDOW) == 0:
-            yield counted(counts, texts)
-            counts, texts = [], []
+            yield counts
+            counts = []
         for spec in window_blocks(record, lo, min(len(record), lo + WINDOW)):
             if UNSEEN_TEXT in spec.message.metadata:
                 continue
@@ -269,21 +252,9 @@ def answer(session: Session, policy: Any, start: int = 0) -> Iterator[list[tuple
                 continue  # a guess no view holds: the measure renders the views' own blocks
             if windowed and has_long_piece(text):
                 continue  # merged in windows by the counter itself (core.request.long_pieces)
-            counts.append((key, images_of(spec)))
-            texts.append(text)
+            counts.append((key, count(text) + images_of(spec)))
     if counts:
-        yield counted(counts, texts)
-
-
-def counted(counts: list[tuple[Any, int]], texts: list[str]) -> list[tuple[Any, int]]:
-    """Each (key, images) with its text's count added: through the builder's child in one message a chunk where one
-    serves this child (core.request.counting.builder: a message a text was a round trip a body), else here."""
-    if tokens.helping():
-        numbers = tokens.count_ordinary_batch(texts)
-    else:
-        count = tokens.counter()
-        numbers = [count(text) for text in texts]
-    return [(key, n + images) for (key, images), n in zip(counts, numbers)]
+        yield counts
 
 
 def _dumps(counts: list[tuple[Any, int]]) -> bytes:

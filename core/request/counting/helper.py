@@ -8,7 +8,7 @@ from typing import Any
 
 from foldscope.core.request import tokens
 from foldscope.core.request.counting import children_allowed
-from foldscope.core.request.counting.child import Child, fork, receive, send
+from foldscope.core.request.counting.child import fork, receive, send
 
 
 def start_helper() -> bool:
@@ -45,23 +45,17 @@ def stop_helper() -> None:
 
 
 class Helper:
-    """The parent's end of a forked child that builds the encoding and encodes what it is sent (start_helper), or of
-    one the encoder's builder forked with it built (`started`: core.request.counting.builder)."""
+    """The parent's end of a forked child that builds the encoding and encodes what it is sent (start_helper)."""
 
-    def __init__(self, started: Child | None = None) -> None:
+    def __init__(self) -> None:
         import atexit
 
-        if started is None:
-            started = fork()  # the counting child's loop, forked before this process has built the encoding
+        started = fork()  # the counting child's loop, forked before this process has built the encoding
         if started is None:
             raise OSError("no process could be forked for the tokenizer's helper")
         down, up = os.fdopen(started.down, "wb"), os.fdopen(started.up, "rb")  # requests down, answers up
-        self._process, self._down, self._up = started.process, down, up
+        self.pid, self._down, self._up = started.process.pid, down, up
         atexit.register(stop_helper)
-
-    @property
-    def pid(self) -> int:
-        return self._process.pid
 
     def _ask(self, request: tuple) -> Any:
         """The child's answer, or None when it is gone (it is then closed, and tokens.encoding() builds locally)."""
@@ -104,10 +98,15 @@ class Helper:
         return getattr(tokens.local_encoding(), name)
 
     def close(self) -> None:
+        import signal
+
         for stream in (self._down, self._up):
             try:
                 stream.close()
             except OSError:
                 pass
-        self._process.kill()  # done with it, or not needed: it may still be building
-        self._process.wait()
+        try:
+            os.kill(self.pid, signal.SIGKILL)  # done with it, or not needed: it may still be building
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass

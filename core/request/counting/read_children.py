@@ -67,9 +67,7 @@ def counting_child() -> None:
     starts spends about 0.7 s of the second core starting an interpreter and building its own, the core the read's
     children work on. It reads its pipe, so it ends when this process does."""
     from foldscope.core.request import tokens
-    from foldscope.core.request.counting import backend, builder
+    from foldscope.core.request.counting import backend
 
-    if builder.running():
-        return  # the builder builds it and forks the measure's counting child (core.request.counting.builder)
     tokens.local_encoding()
     backend.fork_spare()

@@ -68,7 +68,7 @@ if sys.argv[3] == "starts":  # windows of 32 messages; each child notes where it
             note.write(json.dumps([start, len(during_read._held_places), len(session.record)]) + "\\n")
         yield from answer(session, policy, start)
     during_read.answer = starts
-if sys.argv[3] in ("spare", "no builder"):  # the measure's counting child wanted (text enough, a free core): how it was started
+if sys.argv[3] == "spare":  # the measure's counting child wanted (text enough, a free core): how it was started
     from foldscope.core.request.counting import ahead, backend, child
     ahead.START_CHARS = 0
     backend.free_core = lambda: True
@@ -84,14 +84,6 @@ if sys.argv[3] in ("spare", "no builder"):  # the measure's counting child wante
         seen["pids"].append(started.process.pid)
         return started
     child.spawn, child.fork = spawned, forked
-    from foldscope.core.request.counting import builder
-    if sys.argv[3] == "no builder":  # the socket's kind missing (another system): the parent builds, as before
-        del builder.socket.send_fds
-    served = builder.served
-    def asked():
-        seen["served"] = seen.get("served", 0) + 1
-        return served()
-    builder.served = asked
 from foldscope.core.cli.main import main
 out, sys.stdout = sys.stdout, io.StringIO()
 try:
@@ -106,11 +98,8 @@ for pid in seen["pids"]:
         reaped.append(False)
     except ChildProcessError:
         reaped.append(True)
-from foldscope.core.request import tokens
-from foldscope.core.request.counting import builder
-seen.update(built=tokens.encoder_built(), builder=builder.running(), helping=tokens.helping())
 print(printed)
-print(json.dumps({"seeded": seen["seeded"], "reaped": reaped, "spawned": seen.get("spawned", 0), "forked": seen.get("forked", []), **{k: seen.get(k) for k in ("served", "built", "builder", "helping")}}), file=sys.stderr)
+print(json.dumps({"seeded": seen["seeded"], "reaped": reaped, "spawned": seen.get("spawned", 0), "forked": seen.get("forked", [])}), file=sys.stderr)
 """
 
 
@@ -198,26 +187,12 @@ def test_a_later_child_counts_on_from_the_last_whole_window_the_child_before_it_
     assert seen["reaped"] == [True, True] and forked == in_line
 
 
-def test_the_replays_parent_builds_no_encoder_the_builder_forks_every_counting_child(generated):
-    # quicktok's build holds the GIL for 0.8 s: built in the parent at the read's first cut, the second core idled through
-    # it. The builder builds it beside the read, and each process counts through a child it forks: the parent's own
-    # helper and the measure's counting child are asked of it, none is spawned or forked from the parent, and the
-    # parent never builds one (nor before the strategies' fork: --ceiling makes them write notes)
-    in_line, _ = _replayed(generated, 0.3, "answers", "--ceiling", "30000", local=True)
-    forked, seen = _replayed(generated, 0.3, "spare", "--ceiling", "30000")
-    assert seen["built"] is False and seen["spawned"] == 0 and seen["forked"] == []
-    assert seen["served"] == 2  # the parent's helper, then the measure's counting child
-    assert seen["builder"] is False and seen["helping"] is False  # stopped and waited for with the replay
-    assert seen["seeded"] > 20 and seen["reaped"] == [True]
-    assert forked == in_line
-
-
-def test_without_the_builder_the_measures_counting_child_is_forked_at_the_reads_fork_with_the_encoder_built(generated):
+def test_the_measures_counting_child_is_forked_at_the_reads_fork_with_the_encoder_built_not_spawned(generated):
     # a spawned child starts an interpreter and builds its own encoder (about 0.7 s of CPU) on the core the read's
     # child counts on; forked there, it holds the parent's
     in_line, _ = _replayed(generated, 0.3, "answers", local=True)
-    forked, seen = _replayed(generated, 0.3, "no builder")
-    assert seen["spawned"] == 0 and seen["forked"] == [True] and seen["built"] is True
+    forked, seen = _replayed(generated, 0.3, "spare")
+    assert seen["spawned"] == 0 and seen["forked"] == [True]
     assert seen["seeded"] > 20 and seen["reaped"] == [True, True]  # the read's child, then the measure's
     assert forked == in_line
 
