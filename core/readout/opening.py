@@ -275,7 +275,7 @@ def _open_document(
     if kept is not None and reopened is None:
         release_freed()  # what the window's paint of it freed (its thread's), before the memo's pickling comes on top
         kept = kept.pickled()  # its memo's dict (5 MB at 50k) let go before the store's own needs come on top
-        release_freed()  # and its pages with it, before the snapshot's pickling
+        release_freed()  # and its pages with it, before the import (then the snapshot's pickling)
     if problem is None:
         _keep_in_library(document, db, path, sample, report, library_id if reopened is not None else None, kept, snapshot)
         release_freed()

@@ -28,6 +28,9 @@ class HugeBody(NamedTuple):
     original: tuple[int, int] | bytes
     text: str
     text_bytes: int | None = None  # its text's UTF-8 length where known (migrations.body_key_and_size)
+    # Whether the text is one of its message's own values, the same str each time it is asked for, as a snapshot names
+    # a held text (snapshot_stream.held_places); a call's text is made anew each time, so no snapshot names it.
+    own: bool = False
 
     def size(self) -> int:
         """Its original's bytes."""

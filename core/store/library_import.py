@@ -110,7 +110,9 @@ class Imports(LibraryBase):
                     message_rows = self._held_bodies(message_rows, keys, first)
                 for body in huge:
                     name = write_huge(self.conn, body, source.parts(body.original))
-                    if names is not None and name is not None:
+                    # Only a message's own text: a call's, made for this write, would be kept alive by `names` alone
+                    # (a 40 MB call's text held through the snapshot's pickling) for a snapshot that never names it.
+                    if names is not None and name is not None and body.own:
                         names[id(body.text)] = (body.text, *name)
                 self._insert_messages(message_rows)
                 first += len(message_rows)

@@ -7,7 +7,7 @@ import hashlib
 import json
 import mmap
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -187,7 +187,9 @@ def body_rows(
         message_rows.append((session_id, index, message.id, message.kind, storable_time(message.created_at), digest, body_id))
         if data is None:
             assert huge is not None
-            huge.append(HugeBody(body_id, key, kept, text, text_bytes))
+            content = message.content
+            own = isinstance(content, Mapping) and any(value is text for value in content.values())
+            huge.append(HugeBody(body_id, key, kept, text, text_bytes, own))
             yield (body_id, key, None, len(text), None)
             continue
         # SQLite reads a bound str through the UTF-8 copy CPython then keeps inside a non-ASCII str for the str's life:

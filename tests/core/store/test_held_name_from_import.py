@@ -48,3 +48,20 @@ def test_inspect_with_a_library_names_a_huge_text_from_its_import_never_hashing_
     second = json.loads(capsys.readouterr().out)
     assert (first.pop("library_reopened"), second.pop("library_reopened")) == (False, True)  # the snapshot's names hold
     assert second == first
+
+
+def test_an_import_names_only_texts_its_messages_hold_never_a_call_s_text_made_for_the_write(tmp_path, small_huge):  # noqa: F811
+    """A call's text is made anew each time it is asked for, so no snapshot names it by the import's name; kept in
+    `names`, it would live only there, a huge call's whole text held through the snapshot's pickling (review26)."""
+    from collections.abc import Mapping
+
+    from foldscope.core.formats.demo import generate
+
+    session = generate(seed=5, rounds=3, listing_chars=300)
+    calls = [m for m in session.record if m.kind == "action_request" and len(m.text) >= 40]
+    assert calls  # huge calls are written too, so the rule is put to the test
+    names: dict = {}
+    with Library(tmp_path / "library.db") as library:
+        library.import_session(session, names=names)
+    held = {id(v) for m in session.record if isinstance(m.content, Mapping) for v in m.content.values()}
+    assert names and set(names) <= held
