@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from tests.app.window_helpers import modules_at_the_window_s_start
 
 
-def test_the_window_s_start_imports_no_package_metadata_no_yaml_and_no_compactions():
+def test_the_window_s_start_imports_no_package_metadata_no_yaml_and_no_compactions(tmp_path):
     # importlib.metadata (with email and csv: 0.03-0.04 s of CPU) only names the version in Help > About, yaml
     # (0.02 s) only reads and writes the policy editor's fields and profiles, and the compactions' module (with the
     # literal checks: 0.015 s) is first asked for by the Cost panel: each imported where it is used.
-    code = (
-        "import sys; from foldscope.app.window import MainWindow; "
-        "print(sorted(m for m in ('importlib.metadata', 'yaml', 'email', 'foldscope.core.forensics.compactions', "
-        "'foldscope.core.forensics.literals') if m in sys.modules))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    )
-    assert out.stdout.strip() == "[]"
+    unwanted = ("importlib.metadata", "yaml", "email", "foldscope.core.forensics.compactions", "foldscope.core.forensics.literals")
+    assert modules_at_the_window_s_start(unwanted, tmp_path) == []
 
 
 def test_about_still_names_the_version_and_the_editor_still_reads_and_writes_yaml(tmp_path):

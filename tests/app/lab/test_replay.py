@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import os
 import threading
 
 import pytest
@@ -113,22 +112,14 @@ def test_cancel_stops_the_run_and_says_so(qtbot, lab, monkeypatch):
     assert lab.run_button.isEnabled() and lab.result is None
 
 
-def test_the_window_imports_no_lab_until_one_is_opened():
+def test_the_window_imports_no_lab_until_one_is_opened(tmp_path):
     # The window's start comes before its first look at a session (usable) and its timeline (complete): the labs and
     # the replay they run (20 modules of app/lab and core/replay; the what-if's own is the window's) are imported when
     # a lab is first opened.
-    import subprocess
-    import sys
+    from tests.app.window_helpers import modules_at_the_window_s_start
 
-    code = (
-        "import sys; from foldscope.app.window import MainWindow; "
-        "print(sorted(m for m in sys.modules if m.startswith(('foldscope.app.lab.replay', 'foldscope.app.lab.tune', "
-        "'foldscope.core.replay.lab', 'foldscope.core.replay.tune', 'foldscope.core.replay.strategies'))))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    )
-    assert out.stdout.strip() == "[]"
+    labs = ("foldscope.app.lab.replay", "foldscope.app.lab.tune", "foldscope.core.replay.lab", "foldscope.core.replay.tune")
+    assert modules_at_the_window_s_start((*labs, "foldscope.core.replay.strategies"), tmp_path) == []
 
 
 @pytest.mark.qt_log_ignore(
