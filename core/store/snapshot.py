@@ -222,20 +222,21 @@ def as_read(session: Session, extras: dict[str, Any] | None = None) -> Session:
 
 def _unsent_copied(extras: Any) -> dict[int, Any]:
     """A deepcopy memo holding the reader's unsent lines (extras["unsent"]: {kind: [(line, offset), ...]}) copied as
-    deepcopy would copy them, a new dict of new lists of the same tuples (a tuple of ints is its own deep copy), so the
-    deepcopy that follows takes the copy rather than walk them: at 50,000 messages as_read took 0.057 s of the window's
-    CPU before its measure, now 0.028 (docs/performance.md, timeline26). Empty where they hold anything else (deepcopy
-    walks them then)."""
+    deepcopy would copy them, a new dict of new lists of the same tuples, so the deepcopy that follows takes the copy
+    rather than walk each pair (docs/performance.md, timeline26). Empty where they hold anything else: deepcopy walks
+    them then."""
     unsent = extras.get("unsent") if type(extras) is dict else None
-    if type(unsent) is not dict or not all(
-        type(lines) is list and all(type(place) is tuple and all(type(n) is int for n in place) for place in lines)
-        for lines in unsent.values()
-    ):
+    if type(unsent) is not dict or not all(_tuples_of_ints(lines) for lines in unsent.values()):
         return {}
     memo: dict[int, Any] = {id(lines): list(lines) for lines in unsent.values()}
     memo[id(unsent)] = {kind: memo[id(lines)] for kind, lines in unsent.items()}
     memo[id(memo)] = [unsent, *unsent.values()]  # deepcopy's keep-alive: what the memo's ids name stays alive
     return memo
+
+
+def _tuples_of_ints(lines: Any) -> bool:
+    """Whether `lines` is a list of tuples of ints: each tuple is its own deep copy, so a new list of them is one."""
+    return type(lines) is list and all(type(place) is tuple and all(type(n) is int for n in place) for place in lines)
 
 
 def dump_session(session: Session, held: bool = False, names: Mapping[int, tuple[str, int, str]] | None = None) -> bytes:
