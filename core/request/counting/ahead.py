@@ -59,9 +59,12 @@ START_SECONDS = WAIT_SECONDS  # the same, for the child's first answer (it is st
 # idle; tests that must see the child's counts turn this off, so the measure waits for the child instead.
 COUNT_WHILE_WAITING = True
 # A measure that leaves its counts to the child (CountsAhead.counts_here False: the window's, so that its process builds
-# no encoder) waits for it at most this long in all; past that it counts in-line what it needs and the child has not
-# answered, a batch a child yet to answer holds too (it was waited for START_SECONDS more); a child that has answered
-# is waited for as inspect's measure waits for it (WAIT_SECONDS a batch it holds), its batches nearly done.
+# no encoder) waits for a child yet to answer at most this long in all, and for one that has answered at most this long
+# a wait (it answers a batch in about 30 ms); past that it counts in-line what it needs and the child has not answered,
+# a batch the child holds too (it was waited for START_SECONDS or WAIT_SECONDS more). Not this long in all once the
+# child answers: at 50k the measure, ahead of the child, waits for it a few milliseconds at a time, 1 s in all by the
+# record's middle, and the window then built its own encoder (0.8 s of CPU, the GIL held) to count beside a child that
+# was keeping up: 2.27x the file at its peak and the timeline later, in 6 of 6 idle launches on one machine.
 LEAVE_SECONDS = 1.0
 
 
@@ -135,6 +138,7 @@ class CountsAhead:
         self._owner = threading.get_ident()  # the measure's thread, the only one that waits for the child
         self.counted_ahead = 0  # keys whose count came from the child (for tests and benchmarks)
         self.waited = 0.0  # seconds the measure has waited for the child's counts (LEAVE_SECONDS)
+        self._stalled = False  # a wait of LEAVE_SECONDS for a child that has answered passed with no answer (_gave_up)
         self._passages = Passages(tokens.by_passages())  # long texts' passages counted here, of batches the child never took
         self._windowed = tokens.windowed()  # with tiktoken a text holding a very long piece is the counter's to window
 
@@ -204,15 +208,18 @@ class CountsAhead:
             if mine is not None:
                 self._count_here(mine)
                 continue
-            if not self.counts_here and self.waited >= LEAVE_SECONDS and not self._ready.is_set():
-                break  # the window's LEAVE_SECONDS waited for a child yet to answer: what it holds is counted in-line
-            limit = WAIT_SECONDS if self._ready.is_set() else START_SECONDS
+            if not self.counts_here and self._gave_up():
+                break  # the window waited LEAVE_SECONDS for its child (_gave_up): what the child holds is counted in-line
+            answered = self._ready.is_set()
+            limit = WAIT_SECONDS if answered else START_SECONDS
             leaving = self._leaves_to_child()
             if leaving:
-                limit = min(limit, max(0.0, LEAVE_SECONDS - self.waited))
+                limit = min(limit, LEAVE_SECONDS if answered else max(0.0, LEAVE_SECONDS - self.waited))
             started = time.monotonic()
             done = batch.done.wait(limit)
             self.waited += time.monotonic() - started
+            if not done and leaving and answered:
+                self._stalled = True
             if not done and not (leaving and not self._leaves_to_child()):  # past LEAVE_SECONDS: counted here, as inspect
                 self._fail()
                 break
@@ -248,9 +255,14 @@ class CountsAhead:
     def _leaves_to_child(self) -> bool:
         """Whether this process leaves to the child what it sent it: `counts_here` False, no encoder built here yet (one
         built already costs nothing more to use: the measure then counts a waiting batch with it, as inspect's), and the
-        measure has waited for the child less than LEAVE_SECONDS in all (a child the machine's other work starves would
-        make the window's timeline late: past that, the encoder's memory is given for the time)."""
-        return not self.counts_here and not encoder_built() and self.waited < LEAVE_SECONDS
+        measure has not given the child up (_gave_up: a child the machine's other work starves would make the window's
+        timeline late; past that, the encoder's memory is given for the time)."""
+        return not self.counts_here and not encoder_built() and not self._gave_up()
+
+    def _gave_up(self) -> bool:
+        """Whether the measure has waited for its child LEAVE_SECONDS in all before its first answer, or LEAVE_SECONDS
+        at once since (a child answering batch by batch, however far behind the measure, is not given up)."""
+        return self._stalled if self._ready.is_set() else self.waited >= LEAVE_SECONDS
 
     def _count_here(self, batch: _Batch) -> None:
         """Count a batch the child never took, in this process."""

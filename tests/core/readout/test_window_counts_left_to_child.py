@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -125,6 +126,79 @@ def test_a_child_holding_the_batch_the_measure_needs_is_waited_for_at_most_leave
     assert (tokens, total) == alone[:2]
     assert made and not made[0].counts_here  # (its answers, read once released, are counted_ahead: not asserted)
     assert 0.3 <= made[0].waited < 2, f"waited {made[0].waited:.2f} s for a child holding the batch needed"
+
+
+def test_a_child_that_answers_batch_by_batch_is_never_given_up_however_long_the_measure_waits_in_all(
+    late_child, tmp_path, monkeypatch
+):
+    """LEAVE_SECONDS in all is for a child yet to answer: one that answers each batch is waited for a batch at a time. At
+    50k the window's measure, ahead of its child, waited a few milliseconds at a time, 1 s in all by the record's middle,
+    then built its own encoder beside a child that was keeping up (2.27x the file at the peak, the timeline later)."""
+    made, here = late_child
+    at_answer = _short_leave_once_answered(monkeypatch, made, 0.5, lambda: None)
+    real_send = ahead.send
+
+    def slow_send(down, message):
+        time.sleep(0.1)  # a child slower than the measure: its batches wait in the queue, and the measure for them
+        real_send(down, message)
+
+    monkeypatch.setattr(ahead, "send", slow_send)
+    tokens, total, counter = _opened(tmp_path, "slow")
+    with monkeypatch.context() as local:
+        local.setenv("FOLDSCOPE_COUNTING", "local")
+        alone = _opened(tmp_path, "alone")
+    assert (tokens, total) == alone[:2]
+    assert made and made[0].counted_ahead > 0 and not made[0].counts_here
+    since = made[0].waited - at_answer[0]
+    assert since >= 0.5, f"waited {since:.2f} s in all after the child's first answer: the test proved nothing"
+    assert here == [], f"{sum(here)} characters of batches sent to the child counted in the window's process"
+
+
+def test_a_child_that_has_answered_then_answers_nothing_for_leave_seconds_is_given_up_and_counted_here(
+    late_child, tmp_path, monkeypatch
+):
+    """Once given up (one wait of LEAVE_SECONDS with no answer), the child's batches are counted in-line, a batch it
+    holds too, rather than waited for WAIT_SECONDS (10 s) more; the same figures."""
+    made, here = late_child
+    released = threading.Event()
+    close = ahead.CountsAhead.close
+
+    def closing(self):
+        released.set()
+        close(self)
+
+    monkeypatch.setattr(ahead.CountsAhead, "close", closing)
+    # The child's later answers read once the measure is over: it stalls after its first.
+    at_answer = _short_leave_once_answered(monkeypatch, made, 0.3, lambda: None, later=released.wait)
+    tokens, total, counter = _opened(tmp_path, "stalled")
+    with monkeypatch.context() as local:
+        local.setenv("FOLDSCOPE_COUNTING", "local")
+        alone = _opened(tmp_path, "alone")
+    assert (tokens, total) == alone[:2]
+    assert made and made[0].counted_ahead > 0 and not made[0].counts_here, "the child never answered: the test proved nothing"
+    since = made[0].waited - at_answer[0]
+    assert 0.3 <= since < 2, f"waited {since:.2f} s for a child that stopped answering"
+
+
+def _short_leave_once_answered(monkeypatch, made, leave: float, after_each, later=lambda: None) -> list[float]:
+    """The child's answers read through a wrapper: at the first, LEAVE_SECONDS becomes `leave` (the child's start, an
+    interpreter and its encoder, is waited for as the fixture has it) and what the measure had waited by then is kept
+    (the list returned); `after_each` runs after each answer is read, `later` before each answer after the first."""
+    real_receive = ahead.receive
+    at_answer: list[float] = []
+
+    def receive(stream):
+        if at_answer:
+            later()
+        answer = real_receive(stream)
+        if not at_answer:
+            at_answer.append(made[0].waited)
+            monkeypatch.setattr(ahead, "LEAVE_SECONDS", leave)
+        after_each()
+        return answer
+
+    monkeypatch.setattr(ahead, "receive", receive)
+    return at_answer
 
 
 def _held_until_closed(monkeypatch, pipe_end: str) -> None:
