@@ -128,9 +128,7 @@ def test_a_child_holding_the_batch_the_measure_needs_is_waited_for_at_most_leave
     assert 0.3 <= made[0].waited < 2, f"waited {made[0].waited:.2f} s for a child holding the batch needed"
 
 
-def test_a_child_that_answers_batch_by_batch_is_never_given_up_however_long_the_measure_waits_in_all(
-    late_child, tmp_path, monkeypatch
-):
+def test_a_child_that_answers_batch_by_batch_is_never_given_up_however_long_the_measure_waits_in_all(late_child, tmp_path, monkeypatch):
     """LEAVE_SECONDS in all is for a child yet to answer: one that answers each batch is waited for a batch at a time. At
     50k the window's measure, ahead of its child, waited a few milliseconds at a time, 1 s in all by the record's middle,
     then built its own encoder beside a child that was keeping up (2.27x the file at the peak, the timeline later)."""
@@ -154,9 +152,7 @@ def test_a_child_that_answers_batch_by_batch_is_never_given_up_however_long_the_
     assert here == [], f"{sum(here)} characters of batches sent to the child counted in the window's process"
 
 
-def test_a_child_that_has_answered_then_answers_nothing_for_leave_seconds_is_given_up_and_counted_here(
-    late_child, tmp_path, monkeypatch
-):
+def test_a_child_that_has_answered_then_answers_nothing_for_leave_seconds_is_given_up_and_counted_here(late_child, tmp_path, monkeypatch):
     """Once given up (one wait of LEAVE_SECONDS with no answer), the child's batches are counted in-line, a batch it
     holds too, rather than waited for WAIT_SECONDS (10 s) more; the same figures."""
     made, here = late_child
