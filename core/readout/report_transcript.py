@@ -11,7 +11,7 @@ from typing import Any
 
 from foldscope.core.model.session import Message, Session
 from foldscope.core.readout.composition import MessageFacts, bar_figures, request_composition
-from foldscope.core.readout.document import is_note
+from foldscope.core.readout.fold_facts import note_first_index
 from foldscope.core.readout.head_split import HeadSources, sources_for
 from foldscope.core.readout.report_bars import RequestBars
 from foldscope.core.readout.report_html import esc
@@ -37,11 +37,19 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
+def _shown(text: str) -> tuple[str, bool]:
+    """The text's block (up to SHOWN_CHARS of it, the rest named by its size) and whether the characters shown are
+    written as they are (esc changed none: it writes each character alone, and none the same length but itself)."""
+    if len(text) <= SHOWN_CHARS:  # most texts: no slice, nothing more to name
+        escaped = esc(text)
+        return f"<pre>{escaped}</pre>", len(escaped) == len(text)
+    escaped = esc(text[:SHOWN_CHARS])
+    more = f"<p class=more>… {_plural(len(text) - SHOWN_CHARS, 'more character')} in the file, not shown here</p>"
+    return f"<pre>{escaped}</pre>{more}", len(escaped) == SHOWN_CHARS
+
+
 def _text_block(text: str) -> str:
-    shown = text[:SHOWN_CHARS]
-    rest = len(text) - len(shown)
-    more = f"<p class=more>… {_plural(rest, 'more character')} in the file, not shown here</p>" if rest > 0 else ""
-    return f"<pre>{esc(shown)}</pre>{more}"
+    return _shown(text)[0]
 
 
 # A message's time of day, as the text its line shows, by minute of the day and by second: made once, not a message
@@ -83,33 +91,40 @@ def note_kind(m: Message) -> str:
     return "compaction" if m.metadata.get("compaction") else "fold"
 
 
+_FOLDED = frozenset(("action_request", "action_response", "system"))  # shown folded under a line with a preview
+_OUT_OF_VIEW = " <span class=tag>not in the active view</span>"
+
+
 def message_item(index: int, m: Message, in_view: bool) -> str:
     """One message: prose shown (up to SHOWN_CHARS), tool calls, results and notes folded under a line with their size."""
-    text = m.text
-    out_of_view = "" if in_view else " <span class=tag>not in the active view</span>"
-    head = f"<span class=who>#{index} {_escaped_name(WHO.get(m.kind, m.kind))}</span>{_when(m.created_at)}{out_of_view}"
-    if is_note(m):
-        kind = note_kind(m)
+    text, kind = m.text, m.kind
+    head = f"<span class=who>#{index} {_escaped_name(WHO.get(kind, kind))}</span>{_when(m.created_at)}{'' if in_view else _OUT_OF_VIEW}"
+    if kind == "note" or note_first_index(m) is not None:  # is_note, asked here without a call a message
+        note = note_kind(m)
         return (
-            f"<li class='m mark {kind}' id=message-{index}>{head} <b>{esc(kind.capitalize())}</b>: the messages "
+            f"<li class='m mark {note}' id=message-{index}>{head} <b>{esc(note.capitalize())}</b>: the messages "
             f"before it were replaced by this summary in what later requests carried<details><summary>the "
             f"summary, {_plural(len(text), 'character')}</summary>{_text_block(text)}</details></li>"
         )
-    if m.kind in ("action_request", "action_response", "system"):
+    if kind in _FOLDED:
         tool = _tool_name(m)
         stripped = text.strip()
         line_end = stripped.find("\n")  # the first line found, not the text split (a copy of all the rest)
         first = stripped if line_end < 0 else stripped[:line_end]
-        preview = first[:PREVIEW_CHARS] + ("…" if len(first) > PREVIEW_CHARS or line_end >= 0 else "")
+        preview = first[:PREVIEW_CHARS]
+        block, as_is = _shown(text)
+        if not (as_is and text.startswith(preview)):  # a preview the block shows as it is needs no escaping of its own
+            preview = esc(preview)
+        more = "…" if len(first) > PREVIEW_CHARS or line_end >= 0 else ""
         # the tool's name escaped (once a name) before a count, which needs no escaping
         label = f"{_escaped_name(tool) + ', ' if tool else ''}{_plural(len(text), 'character')}"
         return (
-            f"<li class='m {m.kind}' id=message-{index}><details><summary>{head} {label}"
-            f"<span class=preview>{esc(preview)}</span></summary>{_text_block(text)}</details></li>"
+            f"<li class='m {kind}' id=message-{index}><details><summary>{head} {label}"
+            f"<span class=preview>{preview}{more}</span></summary>{block}</details></li>"
         )
     if not text.strip():
-        return f"<li class='m {m.kind}' id=message-{index}>{head} <span class=tag>no text</span></li>"
-    return f"<li class='m {m.kind}' id=message-{index}>{head}{_text_block(text)}</li>"
+        return f"<li class='m {kind}' id=message-{index}>{head} <span class=tag>no text</span></li>"
+    return f"<li class='m {kind}' id=message-{index}>{head}{_shown(text)[0]}</li>"
 
 
 MESSAGES_A_JOB = 256  # at most this many messages in one segment of the conversation (conversation_segments)
@@ -136,7 +151,7 @@ def conversation_segments(session: Session) -> list[tuple[int, int, int | None]]
 def segment_text(session: Session, view: set[str], start: int, end: int) -> str:
     """The messages start..end-1 of the full record, each as message_item makes it, one string."""
     record = session.record
-    return "".join(message_item(index, record[index], record[index].id in view) for index in range(start, end))
+    return "".join([message_item(index, m, m.id in view) for index in range(start, end) for m in (record[index],)])
 
 
 def conversation_jobs(session: Session, segments: Sequence[tuple[int, int, int | None]]) -> list[Callable[[], str]]:

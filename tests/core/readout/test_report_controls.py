@@ -48,10 +48,10 @@ def test_esc_writes_every_markup_character_as_html_escape_does_and_every_control
 
     from foldscope.core.readout.report_html import _CONTROLS, _visible, esc
 
-    # Each markup character, quote, control, a bidirectional override and text outside ASCII, alone and mixed: the
-    # ASCII texts are read by one byte translation (which entities to write, whether a control is there), the others
-    # by html.escape, and both must give html.escape's text with each control shown as its escape.
-    alphabet = [chr(c) for c in range(0xA0)] + ["é", "中", "\u202e", "\u2066", "😀"]
+    # Each markup character, quote, control, a bidirectional override, a lone surrogate and text outside ASCII, alone
+    # and mixed: every text is read by one byte translation of its UTF-8 (which entities to write, whether a control is
+    # there), and must give html.escape's text with each control shown as its escape.
+    alphabet = [chr(c) for c in range(0xA0)] + ["é", "中", "\u202e", "\u2066", "😀", "\ud800", "\udfff"]
     rnd = random.Random(48)
     texts = ["", "plain", "a&b", "<script>alert('x')</script>", 'say "hi"', "&amp;", "tab\tnew\nline", CONTROLLED]
     texts += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 16))) for _ in range(20000)]
