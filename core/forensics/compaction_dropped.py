@@ -66,16 +66,24 @@ def fetch_key(m: Message) -> tuple[str, str] | None:
 KeyOf = Callable[[Message], "tuple[str, str] | None"]
 
 
+_FETCHING = frozenset(("action_request", "action_response"))  # the kinds fetch_key reads (a result holds its call's)
+
+
 class FetchKeys:
-    """fetch_key of each message, worked out once (a call's arguments are JSON read again each time): one report's."""
+    """fetch_key of each call's arguments, worked out once: they are JSON read again each time, and a result holds its
+    call's arguments (the same object, as the readers make them), so a call and its result are read once, not twice.
+    fetch_key of a call or a result is its arguments' alone."""
 
     def __init__(self) -> None:
-        self._keys: dict[int, tuple[Message, tuple[str, str] | None]] = {}
+        self._keys: dict[int, tuple[Any, tuple[str, str] | None]] = {}
 
     def __call__(self, m: Message) -> tuple[str, str] | None:
-        got = self._keys.get(id(m))
-        if got is None or got[0] is not m:
-            got = self._keys[id(m)] = (m, fetch_key(m))
+        if m.kind not in _FETCHING:
+            return None
+        arguments = m.content.get("arguments")  # None where there are none: fetch_key gives those None
+        got = self._keys.get(id(arguments))
+        if got is None or got[0] is not arguments:  # kept with its answer, so no other object takes its id meanwhile
+            got = self._keys[id(arguments)] = (arguments, fetch_key(m))
         return got[1]
 
 
