@@ -153,6 +153,16 @@ def _painted(name: str) -> tuple[str, str]:
     return part_colour(name), esc(name)
 
 
+@lru_cache(maxsize=4096, typed=True)
+def _rect(name: str, tokens: int, scale: float, span: int, width: int, height: int) -> tuple[float, str]:
+    """A category's width in a bar and its rectangle after its x: the same for its tokens wherever the scale and span
+    are the same (most of a session's requests), so kept (the every-request table's 135,402 rectangles of the 50k
+    file: 85,169 of them drawn before; its width and token count were most of a rectangle's formatting)."""
+    w = (width - 2) * tokens * scale / span
+    colour, shown = _painted(name)
+    return w, f'" y="1" width="{w:.2f}" height="{height - 2}" fill="{colour}"><title>{shown}: {tokens:,} tokens</title></rect>'
+
+
 def bar_svg(
     figures: Iterable[tuple[str, int]],
     window: int | None,
@@ -169,16 +179,13 @@ def bar_svg(
         f'width="100%" class="{css}" preserveAspectRatio="none"><rect x="0.5" y="0.5" width="{width - 1}" '
         f'height="{height - 1}" class="frame"/>'
     ]
+    rect = _rect if scale > 0 else _rect.__wrapped__  # -0.0 and 0.0 are one key: a scale not above 0 is not kept
     x = 1.0
     for name, tokens in figures:
         if tokens <= 0:
             continue
-        w = (width - 2) * tokens * scale / span
-        colour, shown = _painted(name)
-        parts.append(
-            f'<rect x="{x:.2f}" y="1" width="{w:.2f}" height="{height - 2}" fill="{colour}">'
-            f"<title>{shown}: {tokens:,} tokens</title></rect>"
-        )
+        w, tail = rect(name, tokens, scale, span, width, height)
+        parts.append(f'<rect x="{x:.2f}{tail}')
         x += w
     parts.append("</svg>")
     return "".join(parts)
