@@ -60,12 +60,18 @@ START_SECONDS = WAIT_SECONDS  # the same, for the child's first answer (it is st
 COUNT_WHILE_WAITING = True
 # A measure that leaves its counts to the child (CountsAhead.counts_here False: the window's, so that its process builds
 # no encoder) waits for a child yet to answer at most this long in all, and for one that has answered at most this long
-# a wait (it answers a batch in about 30 ms); past that it counts in-line what it needs and the child has not answered,
-# a batch the child holds too (it was waited for START_SECONDS or WAIT_SECONDS more). Not this long in all once the
-# child answers: at 50k the measure, ahead of the child, waits for it a few milliseconds at a time, 1 s in all by the
-# record's middle, and the window then built its own encoder (0.8 s of CPU, the GIL held) to count beside a child that
-# was keeping up: 2.27x the file at its peak and the timeline later, in 6 of 6 idle launches on one machine.
+# a wait (it answers a batch in about 30 ms; longer for a batch of over LEAVE_CHARS); past that it counts in-line what
+# it needs and the child has not answered, a batch the child holds too (it was waited for START_SECONDS or WAIT_SECONDS
+# more). Not this long in all once the child answers: at 50k the measure, ahead of the child, waits for it a few
+# milliseconds at a time, 1 s in all by the record's middle, and the window then built its own encoder (0.8 s of CPU,
+# the GIL held) to count beside a child that was keeping up: 2.27x the file at its peak and the timeline later, in 6 of
+# 6 idle launches on one machine.
 LEAVE_SECONDS = 1.0
+# A wait for a batch of a child that has answered is LEAVE_SECONDS for each LEAVE_CHARS of the batch's text, one at
+# least (_patience): a batch of one long text is that much of the child's work (12 MB of one piece, 2.7 s of its CPU;
+# JSON text, 0.04 s a MB), and a measure that gave such a child up after LEAVE_SECONDS built its encoder and counted the
+# same text again beside it.
+LEAVE_CHARS = 1 << 20
 
 
 class _Batch:
@@ -138,7 +144,7 @@ class CountsAhead:
         self._owner = threading.get_ident()  # the measure's thread, the only one that waits for the child
         self.counted_ahead = 0  # keys whose count came from the child (for tests and benchmarks)
         self.waited = 0.0  # seconds the measure has waited for the child's counts (LEAVE_SECONDS)
-        self._stalled = False  # a wait of LEAVE_SECONDS for a child that has answered passed with no answer (_gave_up)
+        self._stalled = False  # a wait (_patience) for a child that has answered passed with no answer (_gave_up)
         self._passages = Passages(tokens.by_passages())  # long texts' passages counted here, of batches the child never took
         self._windowed = tokens.windowed()  # with tiktoken a text holding a very long piece is the counter's to window
 
@@ -214,7 +220,7 @@ class CountsAhead:
             limit = WAIT_SECONDS if answered else START_SECONDS
             leaving = self._leaves_to_child()
             if leaving:
-                limit = min(limit, LEAVE_SECONDS if answered else max(0.0, LEAVE_SECONDS - self.waited))
+                limit = min(limit, _patience(batch) if answered else max(0.0, LEAVE_SECONDS - self.waited))
             started = time.monotonic()
             done = batch.done.wait(limit)
             self.waited += time.monotonic() - started
@@ -260,8 +266,8 @@ class CountsAhead:
         return not self.counts_here and not encoder_built() and not self._gave_up()
 
     def _gave_up(self) -> bool:
-        """Whether the measure has waited for its child LEAVE_SECONDS in all before its first answer, or LEAVE_SECONDS
-        at once since (a child answering batch by batch, however far behind the measure, is not given up)."""
+        """Whether the measure has waited for its child LEAVE_SECONDS in all before its first answer, or one batch's
+        _patience at once since (a child answering batch by batch, however far behind the measure, is not given up)."""
         return self._stalled if self._ready.is_set() else self.waited >= LEAVE_SECONDS
 
     def _count_here(self, batch: _Batch) -> None:
@@ -470,6 +476,12 @@ class CountsAhead:
                 up.close()
             except OSError:
                 pass
+
+
+def _patience(batch: _Batch) -> float:
+    """How long the window's measure waits at once for a batch of a child that has answered before it gives the child
+    up: LEAVE_SECONDS for each LEAVE_CHARS of the batch's text, one at least."""
+    return LEAVE_SECONDS * max(1.0, batch.chars / LEAVE_CHARS)
 
 
 def window_blocks(record: FullRecord, lo: int, hi: int) -> Iterator[Any]:

@@ -176,6 +176,32 @@ def test_a_child_that_has_answered_then_answers_nothing_for_leave_seconds_is_giv
     assert 0.3 <= since < 2, f"waited {since:.2f} s for a child that stopped answering"
 
 
+def test_a_child_that_has_answered_is_waited_for_leave_seconds_for_each_leave_chars_of_a_batch(late_child, tmp_path, monkeypatch):
+    """A batch of one long text is that much of the child's work: a child that answers it in more than LEAVE_SECONDS,
+    within LEAVE_SECONDS a LEAVE_CHARS, is keeping up and not given up (given up, the window built its encoder and
+    counted the text again beside the child: a 12 MB text of one piece, 2.7 s of the child's CPU)."""
+    made, here = late_child
+    monkeypatch.setattr(ahead, "LEAVE_CHARS", 512)
+    slow: list[int] = []
+
+    def long_batch_slow():
+        chars = made[0]._sent[0].chars  # the batch whose answer is read next
+        if chars >= 4 * 512:  # waited for 1.2 s at least (LEAVE_SECONDS, 0.3, for each 512 characters)
+            slow.append(chars)
+            time.sleep(0.45)  # past LEAVE_SECONDS
+
+    _short_leave_once_answered(monkeypatch, made, 0.3, lambda: None, later=long_batch_slow)
+    tokens, total, counter = _opened(tmp_path, "long-batches")
+    with monkeypatch.context() as local:
+        local.setenv("FOLDSCOPE_COUNTING", "local")
+        alone = _opened(tmp_path, "alone")
+    assert (tokens, total) == alone[:2]
+    assert made and made[0].counted_ahead > 0 and not made[0].counts_here
+    assert slow, "no batch of 4 LEAVE_CHARS was answered after the child's first answer: the test proved nothing"
+    assert here == [], f"{sum(here)} characters of batches sent to the child counted in the window's process"
+    assert counter.tokenised_chars < alone[2].tokenised_chars / 4, "the window's process counted what the child was sent"
+
+
 def _short_leave_once_answered(monkeypatch, made, leave: float, after_each, later=lambda: None) -> list[float]:
     """The child's answers read through a wrapper: at the first, LEAVE_SECONDS becomes `leave` (the child's start, an
     interpreter and its encoder, is waited for as the fixture has it) and what the measure had waited by then is kept
