@@ -142,8 +142,8 @@ def largest_of(figures: Sequence[tuple[str, int]], size: int) -> str:
     top = max(figures, key=itemgetter(1), default=None)
     if top is None or not size:
         return ""
-    name, tokens = top
-    return f"{swatch(name)}{esc(name)} {num(tokens)} ({tokens / size:.0%})"
+    colour, shown = _painted(top[0])  # swatch(name) and esc(name), worked out once a name, not once a request
+    return f"<span class=swatch style='background:{colour}'></span>{shown} {num(top[1])} ({top[1] / size:.0%})"
 
 
 @lru_cache(maxsize=1024)
