@@ -22,7 +22,7 @@ The spans partition [R, R + W), so the causes of a request sum exactly to its re
 
 from __future__ import annotations
 
-from bisect import bisect_right, insort
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -170,6 +170,36 @@ def gaps(trace: Sequence[Request]) -> list[float | None]:
     return out
 
 
+class Marks:
+    """The places earlier requests left a cache mark (each one's read's end and its write's end, and 0), asked for the
+    last one at or before a place. `sorted` holds them in order, `fresh` those left since in any order: they are
+    sorted into the rest when a rewrite asks and they are a quarter as many, else among themselves. At 50,000
+    messages 22,768 marks are left and 151 rewrites ask; each mark put in its place as it came (insort) moved half
+    the list, 0.04 s of attribute's 0.1 on the window's path to its counted document."""
+
+    __slots__ = ("sorted", "fresh")
+
+    def __init__(self) -> None:
+        self.sorted: list[int] = [0]
+        self.fresh: list[int] = []
+
+    def at_or_before(self, limit: int) -> int:
+        """The last mark at or before `limit` (marks start at 0, and a place is never before it)."""
+        kept, fresh = self.sorted, self.fresh
+        if len(fresh) * 4 > len(kept):
+            kept += fresh
+            kept.sort()
+            fresh.clear()
+        else:
+            fresh.sort()
+        at = bisect_right(kept, limit)
+        if at == 0:
+            raise ValueError(f"no cache mark at or before {limit}")
+        found = kept[at - 1]
+        at = bisect_right(fresh, limit)
+        return fresh[at - 1] if at and fresh[at - 1] > found else found
+
+
 @dataclass
 class CausesCarry:
     """attribute's walk as it ended, to go on from when the same trace has grown (the status line's warm reader,
@@ -182,7 +212,7 @@ class CausesCarry:
     previous_at: float | None = None
     one_hour_end: int = 0
     cached_any: bool = False
-    marks: list[int] = field(default_factory=lambda: [0])
+    marks: Marks = field(default_factory=Marks)
     priced: list[Any] = field(default_factory=list)
     fallback: Any = None
 
@@ -199,6 +229,7 @@ def attribute(session: Session, measured: Sequence[Measured], carry: CausesCarry
         state = carry
     out = state.rows
     last, one_hour_end, cached_any, marks = state.last, state.one_hour_end, state.cached_any, state.marks
+    fresh = marks.fresh  # each request's two marks appended here, in C: a method call each cost more than the list
     previous_at = state.previous_at
     for request, m in zip(session.trace[len(out) :], measured[len(out) :]):
         # The idle gap before the request (gaps()): since the latest request before it with a time.
@@ -217,14 +248,14 @@ def attribute(session: Session, measured: Sequence[Measured], carry: CausesCarry
         out.append(row)
         one_hour_end = start + u.cache_write_1h if u.cache_write_1h else min(one_hour_end, start)
         cached_any = cached_any or end > 0
-        _add_mark(marks, start)
-        _add_mark(marks, end)
+        fresh.append(start)
+        fresh.append(end)
         last = request
     state.inputs, state.last, state.previous_at, state.one_hour_end, state.cached_any = inputs, last, previous_at, one_hour_end, cached_any
     return list(out)
 
 
-def _attributed(request: Request, m: Measured, last: Request, gap: float | None, one_hour_end: int, marks: list[int]) -> RequestCauses:
+def _attributed(request: Request, m: Measured, last: Request, gap: float | None, one_hour_end: int, marks: Marks) -> RequestCauses:
     u, lu = request.usage, last.usage
     assert u is not None and lu is not None
     cached = lu.cache_read + lu.cache_write
@@ -232,7 +263,7 @@ def _attributed(request: Request, m: Measured, last: Request, gap: float | None,
     rewrite = rewrite_of(request, last, m)
     # Without a change the whole cached prefix is unchanged; with one, the prefix the provider could still read:
     # up to the last mark an earlier request left before the place.
-    parted = cached if rewrite is None else _mark_at_or_before(marks, min(rewrite.position, cached))
+    parted = cached if rewrite is None else marks.at_or_before(min(rewrite.position, cached))
     start, end = u.cache_read, u.cache_read + u.cache_write
     spans: list[Span] = []
     # Before the parting: an unchanged prefix written again, split where its one-hour part ends.
@@ -261,21 +292,6 @@ def _attributed(request: Request, m: Measured, last: Request, gap: float | None,
         miss_reason_of(request) if "provider" in causes else None,  # read only where a provider's write is named
         one_hour_end,
     )
-
-
-def _add_mark(marks: list[int], mark: int) -> None:
-    """Put a mark (a count, never below 0) into the sorted `marks`, once."""
-    at = bisect_right(marks, mark)
-    if marks[at - 1] != mark:
-        insort(marks, mark, at, at)
-
-
-def _mark_at_or_before(marks: list[int], limit: int) -> int:
-    """The last of the sorted `marks` at or before `limit` (marks start at 0, and a place is never before it)."""
-    at = bisect_right(marks, limit)
-    if at == 0:
-        raise ValueError(f"no cache mark at or before {limit}")
-    return marks[at - 1]
 
 
 def _unchanged_cause(since: float | None, lifetime: str, read_inside: bool) -> str:

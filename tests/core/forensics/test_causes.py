@@ -272,18 +272,20 @@ def test_a_claude_code_files_cache_miss_reason_is_quoted_on_the_providers_miss(t
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**5)), max_size=40), st.integers(0, 2 * 10**6))
-def test_the_mark_a_rewrite_parts_at_is_the_last_earlier_mark_at_or_before_its_place(usages, limit):
-    # attribute keeps the marks sorted and bisects them; this is the scan over every mark so far it stands for.
-    from foldscope.core.forensics.causes import _add_mark, _mark_at_or_before
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**5), st.integers(0, 2 * 10**6) | st.none()), max_size=60))
+def test_the_mark_a_rewrite_parts_at_is_the_last_earlier_mark_at_or_before_its_place(steps):
+    # attribute leaves each request's marks as they come and asks where a rewrite parts, sorting only then; this is
+    # the scan over every mark so far it stands for, asked after any number of requests (None: not asked).
+    from foldscope.core.forensics.causes import Marks
 
-    kept, marks = [0], {0}
-    for read, write in usages:
-        _add_mark(kept, read)
-        _add_mark(kept, read + write)
+    kept, marks = Marks(), {0}
+    for read, write, limit in steps:
+        kept.fresh += (read, read + write)
         marks.update((read, read + write))
-        assert kept == sorted(marks)
-        assert _mark_at_or_before(kept, limit) == max(x for x in marks if x <= limit)
+        if limit is not None:
+            assert kept.at_or_before(limit) == max(x for x in marks if x <= limit)
+            assert kept.sorted == sorted(kept.sorted) and kept.fresh == sorted(kept.fresh)
+            assert set(kept.sorted) | set(kept.fresh) == marks
 
 
 def test_a_requests_miss_reason_is_read_only_where_its_write_names_the_providers_miss(monkeypatch):
