@@ -218,11 +218,16 @@ def left_between(record: Any, before: Sequence[str], now: Sequence[str]) -> tupl
     def plain(i: int) -> bool:  # notes and copies are appended at the record's end by a fold
         return record[i].kind != "note" and not record[i].is_clipped_copy
 
-    was = [record.index_of(mid) for mid in before if mid in record]
-    kept = [record.index_of(mid) for mid in held if mid in record]
-    upper = max((i for i in kept if plain(i)), default=-1)
+    def places(ids: Sequence[str] | set[str]) -> list[int]:
+        # Each id's index, in C when the record holds them all (nearly always); an id it lacks is left out. At 50,000
+        # messages 151 compactions each took a view of some 300 ids, two Python calls an id: 0.03 s of the window's.
+        found = record.places(ids)
+        return found if found is not None else [record.index_of(mid) for mid in ids if mid in record]
+
+    was = places(before)
+    upper = next((i for i in sorted(places(held), reverse=True) if plain(i)), -1)
     arrived = range(max(was, default=-1) + 1, upper)
-    left = {i for i in was if record[i].id not in held}
+    left = set(places([mid for mid in before if mid not in held]))
     left.update(i for i in arrived if plain(i) and record[i].id not in held)
     return tuple(sorted(left))
 
@@ -235,3 +240,24 @@ def added(view: Sequence[str], before: Sequence[str]) -> Sequence[str] | None:
     if len(view) < n or common_start(view, before, equal=True) != n:
         return None
     return view[n:]
+
+
+def first_shown(views: Sequence[Sequence[str]]) -> dict[str, int]:
+    """Each id's first view: the index in `views` of the first that holds it. A view that repeats the one before
+    whole and adds to it (nearly every request's) is read only for what it adds: the start's ids were all seen
+    before. Two views of one growing list (SharedView) are told apart by their lengths alone and what one adds is
+    sliced from the list, where common_start and a view's slice cost 1.5 us a view in Python calls (a 50,000-message
+    session's 11,385 views: 0.03 s of the Folds table's rows, on the window's path to its counted document)."""
+    first: dict[str, int] = {}
+    put = first.setdefault
+    before: Sequence[str] = ()
+    for slot, view in enumerate(views):
+        n = len(before)
+        if type(view) is SharedView and type(before) is SharedView and view._ids is before._ids and view._length >= n:
+            new: Sequence[str] = view._ids[n : view._length]
+        else:
+            new = view[n:] if len(view) >= n and common_start(view, before, equal=True) == n else view
+        for mid in new:
+            put(mid, slot)
+        before = view
+    return first

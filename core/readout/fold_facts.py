@@ -7,9 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import Message, Session
-from foldscope.core.model.views import left_between
+from foldscope.core.model.views import first_shown, left_between
 
 
 def note_first_index(message: Message) -> int | None:
@@ -57,17 +56,7 @@ class _Views:
         # copy of each would hold every request's whole view: gigabytes on a long session of short messages.
         self.views = list(views)
         self.times = list(times)
-        self._first: dict[str, int] = {}
-        before: Sequence[str] = ()
-        for slot, view in enumerate(self.views):
-            # A view that repeats the one before and adds to it (nearly every step) shows new ids only in what it
-            # adds: the repeated start's ids were all seen at an earlier slot. Costs what each view adds, not its
-            # length (common_start reads a shared start without comparing it).
-            n = len(before)
-            start = n if len(view) >= n and common_start(view, before, equal=True) == n else 0
-            for mid in view[start:]:
-                self._first.setdefault(mid, slot)
-            before = view
+        self._first = first_shown(self.views)  # costs what each view adds, not its length
 
     def first_slot(self, ids: Sequence[str]) -> int | None:
         slots = [self._first[mid] for mid in ids if mid in self._first]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import Request
-from foldscope.core.model.views import SharedView, TrackedView, ViewSharer, added
+from foldscope.core.model.views import SharedView, TrackedView, ViewSharer, added, first_shown
 
 # One change to the active view between two requests, as the readers make them: messages appended, the view cut
 # back (a rewind), a note put in the place of some (a compaction, a fold), one id replaced (a clipped copy), or none.
@@ -96,6 +96,20 @@ def test_what_a_view_adds_to_the_one_before_is_what_the_tuple_copies_said(steps)
         for a, b in ((shared[k - 1], shared[k]), (ca, cb), (ca, shared[k]), (shared[k - 1], cb)):
             got = added(b, a)
             assert (None if got is None else tuple(got)) == rule
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(step, max_size=40), st.lists(st.booleans(), max_size=40))
+def test_the_first_view_each_id_shows_in_is_the_first_whose_ids_hold_it(steps, copies):
+    """first_shown(views): each id's first view, as a scan of every view's ids gives it, for shared views read by their
+    lengths alone, tuple copies and the two mixed (`copies`: which views are tuples)."""
+    shared, copied = shared_and_copied(steps)
+    views = [c if copy else s for s, c, copy in zip(shared, copied, copies + [False] * len(shared))]
+    rule: dict[str, int] = {}
+    for k, view in enumerate(copied):
+        for mid in view:
+            rule.setdefault(mid, k)
+    assert first_shown(views) == rule
 
 
 @settings(max_examples=200, deadline=None)
