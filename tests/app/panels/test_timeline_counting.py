@@ -131,7 +131,7 @@ class RecordingPainter(QPainter):
     dots: list = []
 
     def fillRect(self, rect, *args):  # noqa: N802 (Qt name)
-        RecordingPainter.fills.append(rect)
+        RecordingPainter.fills.append(QRectF(rect))  # a copy: the counted bars are painted through one rectangle, reset
         return super().fillRect(rect, *args)
 
     def drawEllipse(self, centre, *args):  # noqa: N802 (Qt name)
