@@ -5,7 +5,7 @@ import random
 from foldscope.core.readout.report_html import _painted, bar_svg
 
 
-def test_a_bars_rectangles_drawn_from_kept_ones_are_the_ones_drawn_anew_a_scale_of_signed_zero_included():
+def test_a_bars_rectangles_kept_from_the_bar_before_are_the_ones_drawn_anew_a_scale_of_signed_zero_included():
     def anew(figures, window, estimate, scale, width=960, height=34):  # each rectangle as first written, none kept
         span, x, out = max(window or 0, estimate, 1), 1.0, []
         for name, tokens in figures:
@@ -25,8 +25,8 @@ def test_a_bars_rectangles_drawn_from_kept_ones_are_the_ones_drawn_anew_a_scale_
     for _ in range(3000):
         figures = [(rnd.choice(names), rnd.choice((0, 1, 7, 999, 12_345, rnd.randint(-5, 200_000)))) for _ in range(rnd.randint(0, 6))]
         cases.append((figures, rnd.choice((None, 200_000)), rnd.randint(0, 300_000), rnd.choice((1.0, 1.7125, 0.0, -0.0))))
-    for figures, window, estimate, scale in cases:
-        for width, height in ((960, 34), (400, 14)):
+    for width, height in ((960, 34), (400, 14)):  # each width through every case in turn: a shape drawn again
+        for figures, window, estimate, scale in cases:
             drawn = bar_svg(figures, window, estimate, scale, width=width, height=height)
             assert drawn.endswith(anew(figures, window, estimate, scale, width, height)), (figures, window, estimate, scale)
             assert drawn.count("<rect") == 1 + sum(1 for _, tokens in figures if tokens > 0)
