@@ -57,12 +57,17 @@ def _opened(tmp_path, name: str):
     return document.tokens, document.record_count, document.counter
 
 
+def _alone(tmp_path, monkeypatch):
+    """The demo session opened as _opened has it, counted in-line (FOLDSCOPE_COUNTING=local): the figures to match."""
+    with monkeypatch.context() as local:
+        local.setenv("FOLDSCOPE_COUNTING", "local")
+        return _opened(tmp_path, "alone")
+
+
 def test_the_windows_load_counts_nothing_it_sent_the_child_even_before_the_childs_first_answer(late_child, tmp_path, monkeypatch):
     made, here = late_child
     tokens, total, counter = _opened(tmp_path, "window")
-    with monkeypatch.context() as local:
-        local.setenv("FOLDSCOPE_COUNTING", "local")
-        alone = _opened(tmp_path, "alone")
+    alone = _alone(tmp_path, monkeypatch)
     assert (tokens, total) == alone[:2], "the child's counts gave other figures than counting in-line"
     # Every body sent ahead was the child's: what the counter tokenised itself is what was never sent (the head, misses).
     assert counter.tokenised_chars < alone[2].tokenised_chars / 4, "the window's process counted what the child was sent"
@@ -73,9 +78,7 @@ def test_the_windows_load_counts_nothing_it_sent_the_child_even_before_the_child
 def test_a_window_that_has_built_an_encoder_counts_with_it_before_the_childs_first_answer(late_child, tmp_path, monkeypatch):
     """Built already, the encoder costs nothing more to use: the window's measure then counts as inspect's does."""
     made, here = late_child
-    with monkeypatch.context() as local:
-        local.setenv("FOLDSCOPE_COUNTING", "local")
-        alone = _opened(tmp_path, "alone")[2].tokenised_chars
+    alone = _alone(tmp_path, monkeypatch)[2].tokenised_chars
     monkeypatch.setattr(ahead, "encoder_built", lambda: True)
     counter = _opened(tmp_path, "built")[2]
     assert made and not made[0].counts_here
@@ -86,9 +89,7 @@ def test_a_measure_that_may_count_here_counts_in_line_before_the_childs_first_an
     """The rule above is the window's: the same late child with a Counter that may count here (inspect's Backend) is not
     waited for, what it was sent counted in this process until it answers."""
     made, here = late_child
-    with monkeypatch.context() as local:
-        local.setenv("FOLDSCOPE_COUNTING", "local")
-        alone = _opened(tmp_path, "alone")[2].tokenised_chars
+    alone = _alone(tmp_path, monkeypatch)[2].tokenised_chars
     real = backend.Backend.__init__
     monkeypatch.setattr(backend.Backend, "__init__", lambda self, counts_here=True: real(self))
     counter = _opened(tmp_path, "counts-here")[2]
@@ -103,9 +104,7 @@ def test_a_child_that_does_not_answer_is_waited_for_at_most_leave_seconds_then_c
     monkeypatch.setattr(ahead, "LEAVE_SECONDS", 0.3)
     _held_until_closed(monkeypatch, "_send_all")  # the child gets nothing until the measure is over: it never answers
     tokens, total, counter = _opened(tmp_path, "starved")
-    with monkeypatch.context() as local:
-        local.setenv("FOLDSCOPE_COUNTING", "local")
-        alone = _opened(tmp_path, "alone")
+    alone = _alone(tmp_path, monkeypatch)
     assert (tokens, total) == alone[:2]
     assert made and made[0].counted_ahead == 0 and not made[0].counts_here
     assert 0.3 <= made[0].waited < 10, f"waited {made[0].waited:.2f} s for a child that never answers"
@@ -120,9 +119,7 @@ def test_a_child_holding_the_batch_the_measure_needs_is_waited_for_at_most_leave
     monkeypatch.setattr(ahead, "LEAVE_SECONDS", 0.3)
     _held_until_closed(monkeypatch, "_receive_all")  # every batch sent and counted, its answer read once the measure is over
     tokens, total, counter = _opened(tmp_path, "held")
-    with monkeypatch.context() as local:
-        local.setenv("FOLDSCOPE_COUNTING", "local")
-        alone = _opened(tmp_path, "alone")
+    alone = _alone(tmp_path, monkeypatch)
     assert (tokens, total) == alone[:2]
     assert made and not made[0].counts_here  # (its answers, read once released, are counted_ahead: not asserted)
     assert 0.3 <= made[0].waited < 2, f"waited {made[0].waited:.2f} s for a child holding the batch needed"
@@ -142,9 +139,7 @@ def test_a_child_that_answers_batch_by_batch_is_never_given_up_however_long_the_
 
     monkeypatch.setattr(ahead, "send", slow_send)
     tokens, total, counter = _opened(tmp_path, "slow")
-    with monkeypatch.context() as local:
-        local.setenv("FOLDSCOPE_COUNTING", "local")
-        alone = _opened(tmp_path, "alone")
+    alone = _alone(tmp_path, monkeypatch)
     assert (tokens, total) == alone[:2]
     assert made and made[0].counted_ahead > 0 and not made[0].counts_here
     since = made[0].waited - at_answer[0]
@@ -167,9 +162,7 @@ def test_a_child_that_has_answered_then_answers_nothing_for_leave_seconds_is_giv
     # The child's later answers read once the measure is over: it stalls after its first.
     at_answer = _short_leave_once_answered(monkeypatch, made, 0.3, lambda: None, later=released.wait)
     tokens, total, counter = _opened(tmp_path, "stalled")
-    with monkeypatch.context() as local:
-        local.setenv("FOLDSCOPE_COUNTING", "local")
-        alone = _opened(tmp_path, "alone")
+    alone = _alone(tmp_path, monkeypatch)
     assert (tokens, total) == alone[:2]
     assert made and made[0].counted_ahead > 0 and not made[0].counts_here, "the child never answered: the test proved nothing"
     since = made[0].waited - at_answer[0]
@@ -192,9 +185,7 @@ def test_a_child_that_has_answered_is_waited_for_leave_seconds_for_each_leave_ch
 
     _short_leave_once_answered(monkeypatch, made, 0.3, lambda: None, later=long_batch_slow)
     tokens, total, counter = _opened(tmp_path, "long-batches")
-    with monkeypatch.context() as local:
-        local.setenv("FOLDSCOPE_COUNTING", "local")
-        alone = _opened(tmp_path, "alone")
+    alone = _alone(tmp_path, monkeypatch)
     assert (tokens, total) == alone[:2]
     assert made and made[0].counted_ahead > 0 and not made[0].counts_here
     assert slow, "no batch of 4 LEAVE_CHARS was answered after the child's first answer: the test proved nothing"
