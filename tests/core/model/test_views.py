@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from foldscope.core.model.running_sum import common_start
-from foldscope.core.model.session import Request
-from foldscope.core.model.views import SharedView, TrackedView, ViewSharer, added, first_shown
+from foldscope.core.model.session import FullRecord, Message, Request
+from foldscope.core.model.views import SharedView, TrackedView, ViewSharer, added, first_shown, left_between
 
 # One change to the active view between two requests, as the readers make them: messages appended, the view cut
 # back (a rewind), a note put in the place of some (a compaction, a fold), one id replaced (a clipped copy), or none.
@@ -240,3 +240,15 @@ def test_sharing_a_tracked_view_compares_only_what_changed(monkeypatch):
     view[9_990] = "copy"  # a clipped copy near the end: only the last ten and what came after are compared
     assert sharer.view(view) == tuple(view)
     assert compared == [110]
+
+
+def test_a_step_takes_what_its_view_before_held_and_what_was_written_up_to_the_newest_plain_message_it_holds():
+    """left_between: what `before` held and `now` does not, and the plain messages written after the newest one `before`
+    holds and before the newest plain one `now` holds (a compaction's command and the lines it wrote), `now`'s notes
+    and an id the record lacks aside; the same with every id found in the record or not (Record.places' fallback)."""
+    kinds = ["instruction", "assistant", "instruction", "assistant", "note", "instruction", "assistant", "instruction"]
+    record = FullRecord(Message(f"m{i}", kind, float(i), {}, {}) for i, kind in enumerate(kinds))
+    now = ("m4", "m5", "m7")  # the note, a prompt it kept, and the newest prompt: m6, written before it, taken too
+    assert left_between(record, ("m0", "m1"), now) == (0, 1, 2, 3, 6)
+    assert left_between(record, ("m0", "gone", "m1"), (*now, "gone too")) == (0, 1, 2, 3, 6)
+    assert left_between(record, ("m0", "m1"), ("m4",)) == (0, 1)  # no plain message held: none taken as written since
