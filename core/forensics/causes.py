@@ -189,7 +189,7 @@ class Marks:
         if len(fresh) * 4 > len(kept):
             kept += fresh
             kept.sort()
-            fresh.clear()
+            fresh.clear()  # in place, never a new list: attribute appends to this one through its own name
         else:
             fresh.sort()
         at = bisect_right(kept, limit)
