@@ -118,11 +118,16 @@ def part_colour(name: str) -> str:
 
 
 def swatch(name: str) -> str:
-    return f"<span class=swatch style='background:{part_colour(name)}'></span>"
+    return swatch_of(part_colour(name))
 
 
 def swatch_cost(part: str) -> str:
-    return f"<span class=swatch style='background:{COST_COLOURS.get(part, '#999')}'></span>"
+    return swatch_of(COST_COLOURS.get(part, "#999"))
+
+
+def swatch_of(colour: str) -> str:
+    """A legend's square of one colour."""
+    return f"<span class=swatch style='background:{colour}'></span>"
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequence[int] = ()) -> str:
@@ -143,7 +148,7 @@ def largest_of(figures: Sequence[tuple[str, int]], size: int) -> str:
     if top is None or not size:
         return ""
     colour, shown = _painted(top[0])  # swatch(name) and esc(name), worked out once a name, not once a request
-    return f"<span class=swatch style='background:{colour}'></span>{shown} {num(top[1])} ({top[1] / size:.0%})"
+    return f"{swatch_of(colour)}{shown} {num(top[1])} ({top[1] / size:.0%})"
 
 
 @lru_cache(maxsize=1024)

@@ -124,7 +124,7 @@ def message_item(index: int, m: Message, in_view: bool) -> str:
         )
     if not text.strip():
         return f"<li class='m {kind}' id=message-{index}>{head} <span class=tag>no text</span></li>"
-    return f"<li class='m {kind}' id=message-{index}>{head}{_shown(text)[0]}</li>"
+    return f"<li class='m {kind}' id=message-{index}>{head}{_text_block(text)}</li>"
 
 
 MESSAGES_A_JOB = 256  # at most this many messages in one segment of the conversation (conversation_segments)
@@ -151,7 +151,11 @@ def conversation_segments(session: Session) -> list[tuple[int, int, int | None]]
 def segment_text(session: Session, view: set[str], start: int, end: int) -> str:
     """The messages start..end-1 of the full record, each as message_item makes it, one string."""
     record = session.record
-    return "".join([message_item(index, m, m.id in view) for index in range(start, end) for m in (record[index],)])
+    items = []
+    for index in range(start, end):
+        m = record[index]
+        items.append(message_item(index, m, m.id in view))
+    return "".join(items)
 
 
 def conversation_jobs(session: Session, segments: Sequence[tuple[int, int, int | None]]) -> list[Callable[[], str]]:
